@@ -142,3 +142,35 @@ class MaskSpec:
             if 0 <= j < n_pos:
                 mask[..., j] = False
         return mask
+
+
+def worked_example(stages: AttentionStages, batch: int, head: int, query: int, key: int) -> dict:
+    """The numbers of one cell, step by step: q·k, ÷ scale, mask, exp, normalise.
+
+    `exp` and `row_sum` are taken after subtracting the row's largest (unmasked) logit, as a softmax
+    does to stay finite; the ratio `weight = exp / row_sum` is the same either way.
+    """
+    raw = float(stages.scores_raw[batch, head, query, key])
+    scaled = float(stages.scores_scaled[batch, head, query, key])
+    allowed = bool(stages.mask[batch, head, query, key])
+    row_allowed = stages.mask[batch, head, query]
+    logits = stages.scores_scaled[batch, head, query] / stages.temperature
+    if row_allowed.any():
+        shift = float(logits[row_allowed].max())
+        exps = torch.exp(logits - shift) * row_allowed
+        row_sum = float(exps.sum())
+        exp = float(exps[key])
+    else:
+        shift, row_sum, exp = 0.0, 0.0, 0.0
+    return dict(
+        raw=raw,
+        scale=stages.scale,
+        scaled=scaled,
+        allowed=allowed,
+        temperature=stages.temperature,
+        logit=scaled / stages.temperature if allowed else float("-inf"),
+        shift=shift,
+        exp=exp,
+        row_sum=row_sum,
+        weight=float(stages.pattern[batch, head, query, key]),
+    )

@@ -178,3 +178,29 @@ def _load_hub(name: str) -> TracedModel:
     _check_folder(folder, name)
     _model_type(folder, name)
     return _from_pretrained(str(folder), name, local_files_only=True)
+
+
+def wordpiece_tokenizer():
+    """DistilBERT's uncased WordPiece tokenizer from local disk, or None when none is there.
+
+    Looks in the Hugging Face cache for distilbert-base-uncased, then in the bundled MiniLM (which
+    uses the same uncased vocabulary). Never reaches the network.
+    """
+    from huggingface_hub import snapshot_download
+    from transformers import AutoTokenizer
+
+    from model.tokenizers import HFTokenizer
+
+    candidates = []
+    try:
+        candidates.append(("distilbert-base-uncased", Path(snapshot_download("distilbert-base-uncased", local_files_only=True))))
+    except Exception:
+        pass
+    if (folder := bundled_path("minilm")) is not None:
+        candidates.append(("WordPiece (uncased)", folder))
+    for label, folder in candidates:
+        try:
+            return HFTokenizer(AutoTokenizer.from_pretrained(str(folder), local_files_only=True), label)
+        except Exception:
+            continue
+    return None

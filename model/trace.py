@@ -7,7 +7,7 @@ the attention stages of one layer on demand: the stages of every head of every l
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import Tensor
@@ -77,6 +77,12 @@ class Trace:
             "What-if: " + ", ".join(changes) + ". Recomputed from the model's own Q and K of the layer shown; "
             "the model itself ran as trained, so later layers are not affected."
         )
+
+    def with_view(self, mask: MaskSpec, scale: bool, temperature: float) -> "Trace":
+        """The same run shown with another mask, scaling or temperature (tensors are shared, not copied)."""
+        if not temperature > 0:
+            raise ValueError(f"temperature must be positive, got {temperature!r}")
+        return replace(self, mask=mask, scale=scale, temperature=float(temperature))
 
     def attend(self, mask: MaskSpec | None = None) -> Tensor:
         """The boolean mask `[batch, 1, query_pos, key_pos]` for this batch, True = may attend."""

@@ -24,7 +24,12 @@ class TracedModel:
     n_ctx: int
     causal: bool  # the model's own mask
     positional_kind: str
-    is_toy: bool = False
+    is_toy: bool = False  # the toy model runs with the chosen mask, scaling and temperature
+
+    @property
+    def key(self) -> str:
+        """A short name that identifies the loaded model (for caches)."""
+        return self.name
 
     @property
     def d_head(self) -> int:
@@ -33,6 +38,10 @@ class TracedModel:
     @property
     def default_mask(self) -> str:
         return "causal+padding" if self.causal else "padding"
+
+    def position_matrix(self, n_positions: int) -> Tensor:
+        """The first `n_positions` rows of what the model adds for position: `[n_positions, d_model]`."""
+        raise NotImplementedError
 
     def tokenize(self, texts: list[str]) -> tuple[list, list[str]]:
         """Tokens of each sentence, cut to the model's context, with notices of any cut."""
@@ -103,6 +112,9 @@ class ToyModel(TracedModel):
         self.tokenizer = module.tokenizer
         self.n_layers, self.n_heads, self.d_model = config.n_layers, config.n_heads, config.d_model
         self.n_ctx, self.causal = config.n_ctx, config.causal
+
+    def position_matrix(self, n_positions: int) -> Tensor:
+        return self.module.pe[: min(n_positions, self.n_ctx)]
 
     def _run(self, input_ids, key_valid, mask, scale, temperature) -> dict:
         record: dict = {}
@@ -198,6 +210,10 @@ class HFModel(TracedModel):
                 full = self.tokenizer.encode(text, max_length=self.n_ctx)
             token_lists.append(full)
         return token_lists, notices
+
+    def position_matrix(self, n_positions: int) -> Tensor:
+        table = _get(self.module, self.architecture.position_embeddings).weight
+        return table[: min(n_positions, self.n_ctx)].detach()
 
     def _split_heads(self, x: Tensor) -> Tensor:
         """`[batch, pos, d_model]` → `[batch, head, pos, d_head]`."""

@@ -1,0 +1,74 @@
+import streamlit as st
+
+from model import cosine_similarity_matrix, similarity_by_distance, sinusoidal_positional_encoding
+from ui import download_all, guarded, page, show_figure
+from ui.settings import PE_BASES, PE_LIMIT
+from viz import input_composition_figure, pe_curves, pe_heatmap, position_similarity_heatmap, similarity_by_distance_figure
+
+view = page("Positional encoding", "📍")
+st.markdown(
+    "Attention by itself cannot tell *the dog bit the man* from *the man bit the dog*: it compares every "
+    "token with every other, whatever their order. So a vector that depends only on the position is added "
+    "to each token's embedding. The original transformer uses waves of different wavelengths:"
+)
+st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{base^{2i/d_{model}}}\right),\qquad PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{base^{2i/d_{model}}}\right)")
+
+with guarded():
+    columns = st.columns(3)
+    columns[0].slider("Positions", 2, PE_LIMIT, key="w_pe_n")
+    columns[1].slider("d_model", 2, PE_LIMIT, key="w_pe_d")
+    columns[2].select_slider("base", PE_BASES, key="w_pe_base")
+    n, d, base = st.session_state["w_pe_n"], st.session_state["w_pe_d"], st.session_state["w_pe_base"]
+    pe = sinusoidal_positional_encoding(n, d, float(base))
+    show_figure(pe_heatmap(pe.numpy(), title=f"Sinusoidal positional encoding ({n} positions × {d} dimensions, base {base})"), "pe-matrix")
+    default_dims = [dim for dim in (0, 1, d // 2, d - 2) if 0 <= dim < d]
+    dims = st.multiselect("Dimensions to plot", list(range(d)), default=list(dict.fromkeys(default_dims)), key="w_pe_dims")
+    show_figure(pe_curves(pe.numpy(), dims), "pe-curves")
+
+    st.subheader("How alike are two positions?")
+    st.markdown(
+        "The cosine similarity of two position vectors depends mostly on how far apart they are, "
+        "not on where they are: nearby positions look alike, and that is what lets attention learn relative order."
+    )
+    similarity = cosine_similarity_matrix(pe)
+    distances, means = similarity_by_distance(similarity)
+    series = {}
+    model = view.model
+    if not model.is_toy:
+        learned = model.position_matrix(n)
+        learned_distances, learned_means = similarity_by_distance(cosine_similarity_matrix(learned))
+        series[f"{model.name}: learned"] = (learned_distances.numpy(), learned_means.numpy())
+    left, right = st.columns(2)
+    with left:
+        show_figure(position_similarity_heatmap(similarity.numpy(), title="Sinusoidal: cosine similarity between positions"), "pe-similarity")
+    with right:
+        if not model.is_toy:
+            show_figure(
+                position_similarity_heatmap(cosine_similarity_matrix(learned).numpy(), title=f"{model.name}: learned position embeddings"),
+                "learned-position-similarity",
+            )
+        else:
+            show_figure(
+                similarity_by_distance_figure(distances.numpy(), means.numpy(), label=f"sinusoidal, base {base}", series=series),
+                "pe-similarity-by-distance",
+            )
+    if series:
+        show_figure(
+            similarity_by_distance_figure(distances.numpy(), means.numpy(), label=f"sinusoidal, base {base}", series=series),
+            "pe-similarity-by-distance",
+        )
+
+    trace, s = view.trace, view.settings
+    st.subheader("Token embedding + position = what the first layer reads")
+    count = len(trace.tokens[s.sent])
+    labels = view.sentence_tokens[:count]
+    if model.is_toy:
+        st.markdown(f"For the toy model (d_model = {model.d_model}, base {model.module.config.pe_base:g}), sentence {s.sent + 1}:")
+    else:
+        st.markdown(f"{model.name} learns its position vectors instead of computing them; sentence {s.sent + 1}:")
+    show_figure(
+        input_composition_figure(trace.static_embeddings[s.sent, :count].numpy(), trace.positional[:count].numpy(), labels),
+        "input-composition",
+    )
+
+download_all("positional-encoding")

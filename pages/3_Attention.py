@@ -1,0 +1,107 @@
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from model.attention import worked_example
+from ui import download_all, guarded, page, show_figure
+from viz import attention_heatmap, heads_overview, row_stats_figure, stages_figure
+
+view = page("Attention", "🔍")
+trace, s = view.trace, view.settings
+st.markdown(
+    "Each token asks a **query** (q) and offers a **key** (k). Their dot product says how well they match; "
+    "dividing by √d_k keeps those scores in a range where the softmax still spreads its attention; the mask "
+    "removes keys a query must not see; the softmax turns each row into weights that sum to 1. "
+    "Below, every step of the layer and heads chosen in the sidebar, for the sentence shown."
+)
+
+with guarded():
+    stages = trace.stages(s.layer)
+    b, labels = s.sent, view.sentence_tokens
+    d_k = trace.d_head
+    columns = st.columns(4)
+    columns[0].latex(r"S = Q K^{\top}")
+    columns[1].latex(r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if s.scale else r"S' = S \;\text{(unscaled)}")
+    columns[2].latex(r"S''_{ij} = \begin{cases} S'_{ij} & \text{key } j \text{ allowed} \\ -\infty & \text{masked} \end{cases}")
+    columns[3].latex(r"A = \operatorname{softmax}(S'' / T),\; T = %g" % s.temp)
+
+    for head in s.heads:
+        masked = ~stages.mask[b, head].numpy()
+        figure = stages_figure(
+            {
+                "scores_raw": stages.scores_raw[b, head].numpy(),
+                "scores_scaled": stages.scores_scaled[b, head].numpy(),
+                "scores_masked": stages.scores_masked[b, head].numpy(),
+                "pattern": stages.pattern[b, head].numpy(),
+            },
+            labels,
+            labels,
+            masked=masked,
+            title=f"{view.model.name} · layer {s.layer} · head {head} · mask {trace.mask.name}",
+        )
+        show_figure(figure, f"stages-L{s.layer}-H{head}")
+        if stages.fully_masked_rows[b, head].any():
+            st.caption("Rows whose every key is masked attend to nothing: their weights are all 0 (no NaN).")
+
+    head = s.heads[0]
+    st.subheader("Why divide by √d_k?")
+    st.markdown(
+        f"Without scaling, dot products of {d_k}-dimensional vectors grow with d_k, and the softmax of large "
+        "numbers puts almost all weight on one key. Compare the two patterns and how peaked each row is: "
+        "**entropy** (bits, higher = spread out) and the **largest weight** of the row."
+    )
+    scaled = trace.stages(s.layer, scale=True)
+    unscaled = trace.stages(s.layer, scale=False)
+    masked = ~scaled.mask[b, head].numpy()
+    left, right = st.columns(2)
+    with left:
+        show_figure(
+            attention_heatmap(
+                scaled.pattern[b, head].numpy(), labels, labels, title=f"softmax(QKᵀ/√{d_k}) · head {head}",
+                colorbar_title="weight", masked=masked, zmin=0, zmax=1,
+            ),
+            f"softmax-scaled-L{s.layer}-H{head}",
+        )
+    with right:
+        show_figure(
+            attention_heatmap(
+                unscaled.pattern[b, head].numpy(), labels, labels, title=f"softmax(QKᵀ), no scaling · head {head}",
+                colorbar_title="weight", masked=masked, zmin=0, zmax=1,
+            ),
+            f"softmax-unscaled-L{s.layer}-H{head}",
+        )
+    show_figure(
+        row_stats_figure(scaled.pattern[b, head].numpy(), unscaled.pattern[b, head].numpy(), labels, masked=masked),
+        f"row-stats-L{s.layer}-H{head}",
+    )
+
+    st.subheader("A worked example")
+    n = len(trace.tokens[b])
+    left, right = st.columns(2)
+    query = left.selectbox("Query token", range(n), index=min(n - 1, 2), format_func=lambda i: f"{i}: {labels[i]}", key="w_example_query")
+    key = right.selectbox("Key token", range(n), index=0, format_func=lambda i: f"{i}: {labels[i]}", key="w_example_key")
+    step = worked_example(stages, b, head, query, key)
+    rows = [
+        ("q · k", "dot product of the query and key vectors", f"{step['raw']:.4f}"),
+        (f"÷ {step['scale']:.4g}", "√d_k" if s.scale else "no scaling", f"{step['scaled']:.4f}"),
+        ("mask", "allowed" if step["allowed"] else "masked → −∞", "kept" if step["allowed"] else "−∞"),
+        (f"÷ T = {step['temperature']:g}", "temperature", f"{step['logit']:.4f}"),
+        ("exp(· − row max)", f"row max = {step['shift']:.4f}", f"{step['exp']:.4f}"),
+        ("÷ row sum", f"Σ exp over allowed keys = {step['row_sum']:.4f}", f"{step['weight']:.4f}"),
+    ]
+    st.dataframe(pd.DataFrame(rows, columns=["step", "what", "value"]), hide_index=True, width="stretch")
+    st.caption(f"Head {head}, layer {s.layer}: “{labels[query]}” gives weight {step['weight']:.4f} to “{labels[key]}”.")
+
+    st.subheader("Every head of every layer")
+    st.markdown("Small multiples of the softmax pattern; large inputs are averaged into blocks. Open one below.")
+    patterns = np.stack([trace.stages(layer).pattern[b].numpy() for layer in range(trace.n_layers)])
+    show_figure(heads_overview(patterns, labels, labels), "overview-all-heads")
+    options = [(layer, h) for layer in range(trace.n_layers) for h in range(trace.n_heads)]
+
+    def open_head():
+        layer, h = st.session_state["w_open"]
+        st.session_state["w_layer"], st.session_state["w_heads"] = layer, [h]
+
+    st.selectbox("Open a head", options, format_func=lambda lh: f"layer {lh[0]} · head {lh[1]}", key="w_open", index=None, on_change=open_head, placeholder="choose a layer and head")
+
+download_all("attention")

@@ -1,0 +1,77 @@
+"""Drawing a figure in a page with its export buttons, and the zip of every figure of the view."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from viz import (
+    apply_print_theme,
+    figure_to_csv,
+    figure_to_html,
+    figure_to_png,
+    figure_to_svg,
+    figures_zip,
+    plotly_config,
+    safe_filename,
+    static_export_available,
+)
+
+REGISTRY = "_figures_of_view"
+
+
+def start_view() -> None:
+    """Forget the figures of the previous run: each run registers what it draws."""
+    st.session_state[REGISTRY] = {}
+
+
+@st.cache_resource(show_spinner=False)
+def _static_export() -> tuple[bool, str]:
+    return static_export_available()
+
+
+def themed(fig: go.Figure) -> go.Figure:
+    settings = st.session_state.get("settings")
+    return apply_print_theme(fig) if settings is not None and settings.theme == "print" else fig
+
+
+def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True) -> None:
+    """Draw `fig` and, under it, PNG / SVG / HTML / CSV downloads made when clicked."""
+    fig = themed(fig)
+    name = safe_filename(figure_id)
+    st.session_state.setdefault(REGISTRY, {})[name] = fig
+    st.plotly_chart(fig, key=f"chart_{name}", config=plotly_config(name, scale=_png_scale()))
+    if not exports:
+        return
+    can_render, why = _static_export()
+    columns = st.columns([1, 1, 1, 1, 3])
+    if can_render:
+        columns[0].download_button(
+            "PNG", lambda: figure_to_png(fig, scale=_png_scale()), f"{name}.png", "image/png", key=f"png_{name}", on_click="ignore"
+        )
+        columns[1].download_button("SVG", lambda: figure_to_svg(fig), f"{name}.svg", "image/svg+xml", key=f"svg_{name}", on_click="ignore")
+    else:
+        columns[4].caption(why)
+    columns[2].download_button("HTML", lambda: figure_to_html(fig), f"{name}.html", "text/html", key=f"html_{name}", on_click="ignore")
+    columns[3].download_button("CSV", lambda: figure_to_csv(fig), f"{name}.csv", "text/csv", key=f"csv_{name}", on_click="ignore")
+
+
+def _png_scale() -> float:
+    return float(st.session_state.get("png_scale", 2))
+
+
+def download_all(page: str) -> None:
+    """One button: every figure of this view in PNG, SVG, HTML and CSV, with a manifest."""
+    figures = dict(st.session_state.get(REGISTRY, {}))
+    if not figures:
+        return
+    st.divider()
+    st.download_button(
+        f"Download all {len(figures)} figures of this view (zip)",
+        lambda: figures_zip(figures, scale=_png_scale()),
+        f"{safe_filename(page)}-figures.zip",
+        "application/zip",
+        key=f"zip_{safe_filename(page)}",
+        on_click="ignore",
+        type="primary",
+    )

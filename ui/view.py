@@ -1,0 +1,207 @@
+"""The shared sidebar: settings kept across pages and in the URL, the model and the trace, cached."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
+
+import streamlit as st
+
+from model import InputError, MaskSpec, ModelLoadError, Trace, load_model
+from model.traced import TracedModel
+from ui.settings import (
+    BUILTIN_MODELS,
+    MASKS,
+    MAX_TEXT_CHARS,
+    TEMPERATURE_RANGE,
+    TOY_TOKENIZERS,
+    Settings,
+    clamp_to_model,
+    custom_models_allowed,
+    from_query,
+    model_allowed,
+    to_query,
+)
+
+CUSTOM = "custom"
+MASK_LABELS = {
+    "model": "the model's own",
+    "none": "none (every key visible)",
+    "causal": "causal (no looking ahead)",
+    "padding": "padding (hide [PAD] keys)",
+    "causal+padding": "causal + padding",
+}
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def cached_model(name: str, tok: str) -> TracedModel:
+    """Models load once per process (and per toy tokenizer)."""
+    if name == "toy":
+        return load_model("toy", tokenizer=tok)
+    _, allow_local = custom_models_allowed()
+    return load_model(name, allow_local=allow_local)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def cached_run(name: str, tok: str, texts: tuple[str, ...], mask: str, hide: tuple[int, ...], scale: bool, temp: float) -> Trace:
+    """One run of a model. A pretrained model's run ignores mask, scale and temperature (it runs as trained)."""
+    model = cached_model(name, tok)
+    return model.trace(list(texts), mask=mask, hide=hide, scale=scale, temperature=temp)
+
+
+@dataclass
+class View:
+    settings: Settings
+    model: TracedModel
+    trace: Trace
+    notices: list[str]
+
+    @property
+    def sentence_tokens(self) -> list[str]:
+        """Token texts of the shown sentence, padded with [PAD] to the batch length."""
+        tokens = [t.text for t in self.trace.tokens[self.settings.sent]]
+        return tokens + ["[PAD]"] * (self.trace.input_ids.shape[1] - len(tokens))
+
+
+def _mask_spec(settings: Settings, model: TracedModel) -> MaskSpec:
+    name = model.default_mask if settings.mask == "model" else settings.mask
+    return MaskSpec.parse(name, settings.hide)
+
+
+def get_trace(settings: Settings, model: TracedModel) -> Trace:
+    mask = _mask_spec(settings, model)
+    texts = tuple(settings.sentences)
+    if model.is_toy:
+        return cached_run(settings.model, settings.tok, texts, mask.name, mask.hidden_keys, settings.scale, settings.temp)
+    run = cached_run(settings.model, settings.tok, texts, model.default_mask, (), True, 1.0)
+    return run.with_view(mask, settings.scale, settings.temp)
+
+
+def _initial_settings() -> Settings:
+    if "settings" not in st.session_state:
+        settings, notices = from_query(st.query_params.to_dict())
+        st.session_state["settings"] = settings
+        st.session_state["link_notices"] = notices
+    settings = st.session_state["settings"]
+    updates = {name: st.session_state[f"w_{name}"] for name in asdict(settings) if f"w_{name}" in st.session_state}
+    if st.session_state.get("w_model_choice") is not None:
+        choice = st.session_state["w_model_choice"]
+        updates["model"] = st.session_state.get("w_custom_model", "").strip() if choice == CUSTOM else choice
+    return replace(settings, **updates)
+
+
+def _put(settings: Settings) -> None:
+    """Write the settings into the widgets' state before the widgets are drawn."""
+    for name, value in asdict(settings).items():
+        st.session_state[f"w_{name}"] = value
+    st.session_state["w_model_choice"] = settings.model if settings.model in BUILTIN_MODELS else CUSTOM
+    if settings.model not in BUILTIN_MODELS:
+        st.session_state["w_custom_model"] = settings.model
+
+
+def _load(settings: Settings, notices: list[str]) -> tuple[Settings, TracedModel]:
+    if not settings.model or not model_allowed(settings.model):
+        notices.append(f"Model {settings.model!r} is not allowed on this server; using the toy model.")
+        settings = replace(settings, model="toy")
+    try:
+        with st.spinner(f"Loading {settings.model} (once per server)…"):
+            return settings, cached_model(settings.model, settings.tok)
+    except ModelLoadError as error:
+        st.error(str(error), icon="⚠️")
+        notices.append("Showing the toy model instead.")
+        settings = replace(settings, model="toy")
+        return settings, cached_model("toy", settings.tok)
+
+
+def sidebar() -> View:
+    """Draw the shared controls and return the view they describe. Stops the page on unusable input."""
+    settings = _initial_settings()
+    notices = list(st.session_state.pop("link_notices", []))
+    settings, model = _load(settings, notices)
+    problem, trace = None, None
+    try:
+        trace = get_trace(settings, model)
+    except InputError as error:
+        problem = error
+    if trace is not None:
+        settings, more = clamp_to_model(settings, model.n_layers, model.n_heads, trace.input_ids.shape[1], len(trace.texts))
+        notices += more + trace.notices
+    _put(settings)
+
+    side = st.sidebar
+    side.text_area(
+        "Sentences, one per line",
+        key="w_text",
+        height=120,
+        max_chars=MAX_TEXT_CHARS,
+        help="Each line is one sentence; several lines make a padded batch.",
+    )
+    allow_hub, allow_local = custom_models_allowed()
+    choices = list(BUILTIN_MODELS) + ([CUSTOM] if allow_hub or allow_local else [])
+    side.selectbox(
+        "Model",
+        choices,
+        key="w_model_choice",
+        format_func=lambda name: BUILTIN_MODELS.get(name, "Another model…"),
+    )
+    if st.session_state["w_model_choice"] == CUSTOM:
+        side.text_input(
+            "Hugging Face id" + (" or local folder" if allow_local else ""),
+            key="w_custom_model",
+            placeholder="bert-base-uncased",
+            help="BERT, DistilBERT and GPT-2 family models with safetensors weights.",
+        )
+    if model.is_toy:
+        side.selectbox("Toy tokenizer", list(TOY_TOKENIZERS), key="w_tok", format_func=TOY_TOKENIZERS.get)
+    if problem is not None:
+        st.session_state["settings"] = settings
+        st.warning(str(problem), icon="✍️")
+        st.stop()
+
+    side.divider()
+    if len(trace.texts) > 1:
+        side.selectbox(
+            "Sentence shown",
+            list(range(len(trace.texts))),
+            key="w_sent",
+            format_func=lambda i: f"{i + 1}: {trace.texts[i][:40]}",
+        )
+    side.slider("Layer", 0, max(model.n_layers - 1, 0), key="w_layer", disabled=model.n_layers == 1)
+    side.multiselect("Heads", list(range(model.n_heads)), key="w_heads", format_func=lambda h: f"head {h}")
+    side.selectbox("Mask", list(MASKS), key="w_mask", format_func=MASK_LABELS.get)
+    tokens = [t.text for t in trace.tokens[settings.sent]]
+    side.multiselect(
+        "Hide key tokens",
+        list(range(trace.input_ids.shape[1])),
+        key="w_hide",
+        format_func=lambda p: f"{p}: {tokens[p] if p < len(tokens) else '[PAD]'}",
+        help="No query may attend to these positions.",
+    )
+    side.toggle("Scale by 1/√d_k", key="w_scale")
+    side.slider("Softmax temperature", *TEMPERATURE_RANGE, key="w_temp", step=0.05)
+    side.radio("Figure theme", ["screen", "print"], key="w_theme", horizontal=True)
+    side.select_slider("PNG resolution", options=[1, 2, 3, 4], value=2, key="png_scale", format_func=lambda s: f"{s}× ({96 * s} dpi)")
+    if not model.is_toy:
+        side.caption(
+            "A pretrained model runs as it was trained; a different mask, scaling or temperature is "
+            "recomputed from its own Q and K for the layer shown."
+        )
+
+    st.session_state["settings"] = settings
+    st.query_params.from_dict(to_query(settings))
+    for notice in dict.fromkeys(notices):
+        st.info(notice, icon="ℹ️")
+    if trace.what_if:
+        st.caption(trace.what_if)
+    return View(settings, model, trace, notices)
+
+
+@contextmanager
+def guarded():
+    """Show an unexpected error as a short message, never as a traceback."""
+    try:
+        yield
+    except Exception as error:
+        if type(error).__name__ in ("StopException", "RerunException"):
+            raise
+        st.error(f"This view could not be drawn: {error.__class__.__name__}: {error}", icon="⚠️")
