@@ -121,3 +121,17 @@ def test_scaling_keeps_score_spread_independent_of_head_size():
     assert max(spreads) / min(spreads) < 1.3
     assert all(abs(s - 1) < 0.2 for s in spreads)
     assert math.isclose(attention_stages(*random_qkv(d_head=9)).scale, 3.0)
+
+
+def test_worked_example_follows_the_cell_through_every_step():
+    from model.attention import worked_example
+
+    q, k, v = random_qkv(batch=1, heads=2, n_pos=4, d_head=9)
+    stages = attention_stages(q, k, v, causal(4), temperature=2.0)
+    step = worked_example(stages, 0, 1, 2, 1)
+    assert math.isclose(step["raw"], float(q[0, 1, 2] @ k[0, 1, 1]), rel_tol=1e-5)
+    assert math.isclose(step["scaled"], step["raw"] / 3.0, rel_tol=1e-6)
+    assert step["allowed"] and math.isclose(step["logit"], step["scaled"] / 2.0, rel_tol=1e-6)
+    assert math.isclose(step["exp"] / step["row_sum"], step["weight"], rel_tol=1e-5)
+    masked = worked_example(stages, 0, 1, 1, 3)
+    assert not masked["allowed"] and masked["weight"] == 0 and masked["exp"] == 0

