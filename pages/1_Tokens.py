@@ -5,6 +5,7 @@ from model.loading import wordpiece_tokenizer
 from model.tokenizers import get_tokenizer
 from ui import download_all, guarded, page, show_figure
 from viz import tokens_figure
+from viz.views import token_rows, tokens_figures
 
 view = page("Tokens", "🔤")
 trace = view.trace
@@ -21,10 +22,6 @@ def reference_wordpiece():
     return wordpiece_tokenizer()
 
 
-def rows_of(tokens):
-    return [dict(text=t.text, id=t.id, kind=t.kind) for t in tokens]
-
-
 def table_of(tokens):
     return pd.DataFrame(
         [dict(position=i, token=t.text, id=t.id, kind=t.kind, word=t.word) for i, t in enumerate(tokens)]
@@ -33,8 +30,8 @@ def table_of(tokens):
 
 with guarded():
     st.subheader(f"What {view.model.name} reads")
-    for index, tokens in enumerate(trace.tokens):
-        show_figure(tokens_figure(rows_of(tokens), title=f"Sentence {index + 1}: {len(tokens)} tokens ({view.model.tokenizer.label})"), f"tokens-s{index + 1}")
+    for (figure_id, figure), (index, tokens) in zip(tokens_figures(trace, view.model.tokenizer.label).items(), enumerate(trace.tokens)):
+        show_figure(figure, figure_id)
         with st.expander(f"Token ids of sentence {index + 1}"):
             st.dataframe(table_of(tokens), hide_index=True, width="stretch")
 
@@ -67,6 +64,6 @@ with guarded():
     )
     for tab, (name, tokens) in zip(st.tabs([tokenizers[n].label for n in encoded]), encoded.items()):
         with tab:
-            show_figure(tokens_figure(rows_of(tokens), title=f"{tokenizers[name].label}: {len(tokens)} tokens"), f"tokens-compare-{name}")
+            show_figure(tokens_figure(token_rows(tokens), title=f"{tokenizers[name].label}: {len(tokens)} tokens"), f"tokens-compare-{name}")
 
 download_all("tokens")

@@ -3,7 +3,8 @@ import streamlit as st
 from model import cosine_similarity_matrix, similarity_by_distance, sinusoidal_positional_encoding
 from ui import download_all, guarded, page, show_figure
 from ui.settings import PE_BASES, PE_LIMIT
-from viz import input_composition_figure, pe_curves, pe_heatmap, position_similarity_heatmap, similarity_by_distance_figure
+from viz import input_composition_figure, position_similarity_heatmap, similarity_by_distance_figure
+from viz.views import positional_figures, sentence_labels
 
 view = page("Positional encoding", "📍")
 st.markdown(
@@ -20,48 +21,48 @@ with guarded():
     columns[2].select_slider("base", PE_BASES, key="w_pe_base")
     n, d, base = st.session_state["w_pe_n"], st.session_state["w_pe_d"], st.session_state["w_pe_base"]
     pe = sinusoidal_positional_encoding(n, d, float(base))
-    show_figure(pe_heatmap(pe.numpy(), title=f"Sinusoidal positional encoding ({n} positions × {d} dimensions, base {base})"), "pe-matrix")
-    default_dims = [dim for dim in (0, 1, d // 2, d - 2) if 0 <= dim < d]
-    dims = st.multiselect("Dimensions to plot", list(range(d)), default=list(dict.fromkeys(default_dims)), key="w_pe_dims")
-    show_figure(pe_curves(pe.numpy(), dims), "pe-curves")
+    similarity = cosine_similarity_matrix(pe)
+    distances, means = similarity_by_distance(similarity)
+    default_dims = list(dict.fromkeys(dim for dim in (0, 1, d // 2, d - 2) if 0 <= dim < d))
+    dims = st.multiselect("Dimensions to plot", list(range(d)), default=default_dims, key="w_pe_dims")
+    figures = positional_figures(pe.numpy(), similarity.numpy(), distances.numpy(), means.numpy(), base, dims)
+    show_figure(figures["pe-matrix"], "pe-matrix")
+    show_figure(figures["pe-curves"], "pe-curves")
 
     st.subheader("How alike are two positions?")
     st.markdown(
         "The cosine similarity of two position vectors depends mostly on how far apart they are, "
         "not on where they are: nearby positions look alike, and that is what lets attention learn relative order."
     )
-    similarity = cosine_similarity_matrix(pe)
-    distances, means = similarity_by_distance(similarity)
-    series = {}
     model = view.model
-    if not model.is_toy:
-        learned = model.position_matrix(n)
-        learned_distances, learned_means = similarity_by_distance(cosine_similarity_matrix(learned))
-        series[f"{model.name}: learned"] = (learned_distances.numpy(), learned_means.numpy())
     left, right = st.columns(2)
     with left:
-        show_figure(position_similarity_heatmap(similarity.numpy(), title="Sinusoidal: cosine similarity between positions"), "pe-similarity")
+        show_figure(figures["pe-similarity"], "pe-similarity")
     with right:
-        if not model.is_toy:
+        show_figure(figures["pe-similarity-by-distance"], "pe-similarity-by-distance")
+    if not model.is_toy:
+        st.markdown(f"{model.name} **learns** its position vectors instead. Their similarity, beside the sinusoidal one:")
+        learned_similarity = cosine_similarity_matrix(model.position_matrix(n))
+        learned_distances, learned_means = similarity_by_distance(learned_similarity)
+        left, right = st.columns(2)
+        with left:
             show_figure(
-                position_similarity_heatmap(cosine_similarity_matrix(learned).numpy(), title=f"{model.name}: learned position embeddings"),
+                position_similarity_heatmap(learned_similarity.numpy(), title=f"{model.name}: learned position embeddings"),
                 "learned-position-similarity",
             )
-        else:
+        with right:
             show_figure(
-                similarity_by_distance_figure(distances.numpy(), means.numpy(), label=f"sinusoidal, base {base}", series=series),
-                "pe-similarity-by-distance",
+                similarity_by_distance_figure(
+                    distances.numpy(), means.numpy(), label=f"sinusoidal, base {base}",
+                    series={f"{model.name}: learned": (learned_distances.numpy(), learned_means.numpy())},
+                ),
+                "learned-vs-sinusoidal-by-distance",
             )
-    if series:
-        show_figure(
-            similarity_by_distance_figure(distances.numpy(), means.numpy(), label=f"sinusoidal, base {base}", series=series),
-            "pe-similarity-by-distance",
-        )
 
     trace, s = view.trace, view.settings
     st.subheader("Token embedding + position = what the first layer reads")
     count = len(trace.tokens[s.sent])
-    labels = view.sentence_tokens[:count]
+    labels = sentence_labels(trace, s.sent)[:count]
     if model.is_toy:
         st.markdown(f"For the toy model (d_model = {model.d_model}, base {model.module.config.pe_base:g}), sentence {s.sent + 1}:")
     else:

@@ -1,10 +1,9 @@
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from model.attention import worked_example
 from ui import download_all, guarded, page, show_figure
-from viz import attention_heatmap, heads_overview, row_stats_figure, stages_figure
+from viz.views import overview_figure, scaling_figures, sentence_labels, stages_of_head
 
 view = page("Attention", "🔍")
 trace, s = view.trace, view.settings
@@ -17,7 +16,7 @@ st.markdown(
 
 with guarded():
     stages = trace.stages(s.layer)
-    b, labels = s.sent, view.sentence_tokens
+    b, labels = s.sent, sentence_labels(trace, s.sent)
     d_k = trace.d_head
     columns = st.columns(4)
     columns[0].latex(r"S = Q K^{\top}")
@@ -26,20 +25,7 @@ with guarded():
     columns[3].latex(r"A = \operatorname{softmax}(S'' / T),\; T = %g" % s.temp)
 
     for head in s.heads:
-        masked = ~stages.mask[b, head].numpy()
-        figure = stages_figure(
-            {
-                "scores_raw": stages.scores_raw[b, head].numpy(),
-                "scores_scaled": stages.scores_scaled[b, head].numpy(),
-                "scores_masked": stages.scores_masked[b, head].numpy(),
-                "pattern": stages.pattern[b, head].numpy(),
-            },
-            labels,
-            labels,
-            masked=masked,
-            title=f"{view.model.name} · layer {s.layer} · head {head} · mask {trace.mask.name}",
-        )
-        show_figure(figure, f"stages-L{s.layer}-H{head}")
+        show_figure(stages_of_head(trace, b, s.layer, head, stages), f"stages-L{s.layer}-H{head}")
         if stages.fully_masked_rows[b, head].any():
             st.caption("Rows whose every key is masked attend to nothing: their weights are all 0 (no NaN).")
 
@@ -50,30 +36,13 @@ with guarded():
         "numbers puts almost all weight on one key. Compare the two patterns and how peaked each row is: "
         "**entropy** (bits, higher = spread out) and the **largest weight** of the row."
     )
-    scaled = trace.stages(s.layer, scale=True)
-    unscaled = trace.stages(s.layer, scale=False)
-    masked = ~scaled.mask[b, head].numpy()
+    (scaled_id, scaled_fig), (unscaled_id, unscaled_fig), (stats_id, stats_fig) = scaling_figures(trace, b, s.layer, head).items()
     left, right = st.columns(2)
     with left:
-        show_figure(
-            attention_heatmap(
-                scaled.pattern[b, head].numpy(), labels, labels, title=f"softmax(QKᵀ/√{d_k}) · head {head}",
-                colorbar_title="weight", masked=masked, zmin=0, zmax=1,
-            ),
-            f"softmax-scaled-L{s.layer}-H{head}",
-        )
+        show_figure(scaled_fig, scaled_id)
     with right:
-        show_figure(
-            attention_heatmap(
-                unscaled.pattern[b, head].numpy(), labels, labels, title=f"softmax(QKᵀ), no scaling · head {head}",
-                colorbar_title="weight", masked=masked, zmin=0, zmax=1,
-            ),
-            f"softmax-unscaled-L{s.layer}-H{head}",
-        )
-    show_figure(
-        row_stats_figure(scaled.pattern[b, head].numpy(), unscaled.pattern[b, head].numpy(), labels, masked=masked),
-        f"row-stats-L{s.layer}-H{head}",
-    )
+        show_figure(unscaled_fig, unscaled_id)
+    show_figure(stats_fig, stats_id)
 
     st.subheader("A worked example")
     n = len(trace.tokens[b])
@@ -94,8 +63,7 @@ with guarded():
 
     st.subheader("Every head of every layer")
     st.markdown("Small multiples of the softmax pattern; large inputs are averaged into blocks. Open one below.")
-    patterns = np.stack([trace.stages(layer).pattern[b].numpy() for layer in range(trace.n_layers)])
-    show_figure(heads_overview(patterns, labels, labels), "overview-all-heads")
+    show_figure(overview_figure(trace, b), "overview-all-heads")
     options = [(layer, h) for layer in range(trace.n_layers) for h in range(trace.n_heads)]
 
     def open_head():

@@ -3,7 +3,7 @@ import streamlit as st
 
 from model.embeddings import embedding_projection
 from ui import download_all, guarded, page, show_figure
-from viz import projection_figure, trajectory_figure
+from viz.views import embedding_figures
 
 view = page("Embeddings", "🧲")
 trace, s = view.trace, view.settings
@@ -35,19 +35,8 @@ with guarded():
     if not projection.arrows:
         st.warning(f"“{target}” occurs in none of the sentences: type it in a sentence, or choose another word.")
     else:
-        pc1, pc2 = projection.explained_variance
-        show_figure(
-            projection_figure(
-                projection.points,
-                projection.arrows,
-                title=f"“{target}”: static → after layer {projection.layer} ({view.model.name}); PC 1 {pc1:.0%}, PC 2 {pc2:.0%} of variance",
-            ),
-            f"projection-{target}-L{projection.layer}",
-        )
-        show_figure(
-            trajectory_figure(projection.tracks, title=f"“{target}” layer by layer: static, input, then after each layer"),
-            f"trajectory-{target}",
-        )
+        for figure_id, figure in embedding_figures(projection, view.model.name).items():
+            show_figure(figure, figure_id)
         st.subheader("The cosine similarities behind the picture")
         st.caption("Each vector is centred on the mean of all tokens in its layer, as in the plot.")
         table = pd.DataFrame(projection.similarities)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from viz import (
-    apply_print_theme,
+from viz import apply_print_theme
+from viz.export import (
     figure_to_csv,
     figure_to_html,
     figure_to_png,

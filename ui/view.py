@@ -56,12 +56,6 @@ class View:
     trace: Trace
     notices: list[str]
 
-    @property
-    def sentence_tokens(self) -> list[str]:
-        """Token texts of the shown sentence, padded with [PAD] to the batch length."""
-        tokens = [t.text for t in self.trace.tokens[self.settings.sent]]
-        return tokens + ["[PAD]"] * (self.trace.input_ids.shape[1] - len(tokens))
-
 
 def _mask_spec(settings: Settings, model: TracedModel) -> MaskSpec:
     name = model.default_mask if settings.mask == "model" else settings.mask

@@ -1,0 +1,69 @@
+"""`python -m viz.export` writes valid PNG, SVG, HTML and CSV files and a manifest, and nothing else."""
+
+import csv
+import io
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+
+from PIL import Image
+
+from conftest import ROOT
+from viz.cli import main
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def test_command_line_writes_every_format_and_the_manifest(tmp_path):
+    out = tmp_path / "slides"
+    result = subprocess.run(
+        [sys.executable, "-m", "viz.export", "--text", "The cat sat on the mat.", "--text", "A man on the river bank.",
+         "--model", "toy", "--out", str(out), "--layer", "1", "--head", "2", "--mask", "causal"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["settings"]["layer"] == 1 and manifest["settings"]["heads"] == [2]
+    assert manifest["settings"]["mask"] == "causal"
+    ids = [f["id"] for f in manifest["figures"]]
+    assert "stages-L1-H2" in ids and "overview-all-heads" in ids and "tokens-s1" in ids and "pe-matrix" in ids
+    written = {p.name for p in out.iterdir()}
+    listed = {name for figure in manifest["figures"] for name in figure["files"]}
+    assert written == listed | {"manifest.json"}
+    assert list(tmp_path.iterdir()) == [out]  # nothing written beside the output folder
+    stages = next(f for f in manifest["figures"] if f["id"] == "stages-L1-H2")
+    assert stages["title"] == "toy · layer 1 · head 2 · mask causal"
+    assert sorted(stages["files"]) == ["stages-l1-h2.csv", "stages-l1-h2.html", "stages-l1-h2.png", "stages-l1-h2.svg"]
+
+    png = (out / "stages-l1-h2.png").read_bytes()
+    assert png.startswith(PNG_SIGNATURE)
+    width, height = Image.open(io.BytesIO(png)).size
+    assert width >= 1000 and height >= 400  # 2× scale
+    root = ElementTree.fromstring((out / "stages-l1-h2.svg").read_bytes())
+    assert root.tag.endswith("svg")
+    html = (out / "stages-l1-h2.html").read_text()
+    assert "Plotly.newPlot" in html and "<script src=\"http" not in html
+    rows = list(csv.reader(io.StringIO((out / "stages-l1-h2.csv").read_text())))
+    assert rows[0] == ["# raw Q·Kᵀ"]
+    assert rows[1][1:] == ["the", "cat", "sat", "on", "the", "mat", "."]
+    assert [row[0] for row in rows[2:9]] == ["the", "cat", "sat", "on", "the", "mat", "."]
+    softmax = rows[rows.index(["# softmax"]) + 2 :][:7]
+    assert softmax[0][2:] == [""] * 6  # causal: the first query's later keys are masked (empty cells)
+    assert abs(sum(float(cell) for cell in softmax[3][1:5]) - 1) < 1e-5
+
+
+def test_bad_arguments_give_a_message_not_a_traceback(tmp_path, capsys):
+    assert main(["--text", "The cat.", "--out", str(tmp_path / "o"), "--layer", "99"]) == 1
+    assert "--layer must be in 0…1" in capsys.readouterr().err
+    assert main(["--text", "   ", "--out", str(tmp_path / "o")]) == 1
+    assert "nothing to read" in capsys.readouterr().err
+    assert main(["--text", "x", "--out", str(tmp_path / "o"), "--formats", "gif"]) == 2
+    assert not (tmp_path / "o").exists()
+
+
+def test_csv_only_and_print_theme(tmp_path):
+    assert main(["--text", "The cat sat.", "--out", str(tmp_path), "--formats", "csv", "--print-theme"]) == 0
+    assert {p.suffix for p in tmp_path.iterdir()} == {".csv", ".json"}
+    stages = list(csv.reader(io.StringIO((tmp_path / "stages-l0-h0.csv").read_text())))
+    assert stages[1] == ["query (attending) \\ key (attended to)", "the", "cat", "sat", "."]

@@ -1,0 +1,546 @@
+"""Figure content of the ``viz`` package: data, labels, axes, colours."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import pathlib
+import unicodedata
+
+import numpy as np
+import plotly.colors as pc
+import plotly.graph_objects as go
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import viz
+import viz.export
+from viz.theme import MASK_COLOR
+
+TOKENS = ["The", "<script>alert(1)</script>", "cat", " the", "\u200b", "The"]
+SAFE = ["The", "&lt;script&gt;alert(1)&lt;/script&gt;", "cat", "␣the", "\\u200b", "The"]
+
+
+def causal_mask(n: int) -> np.ndarray:
+    return np.triu(np.ones((n, n), dtype=bool), k=1)  # [query_pos, key_pos]
+
+
+def softmax_rows(scores: np.ndarray) -> np.ndarray:
+    shifted = scores - scores.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def scale_of(name: str):
+    return tuple(tuple(pair) for pair in pc.get_colorscale(name))
+
+
+def as_tuple(colorscale):
+    return tuple((round(float(p), 6), c) for p, c in colorscale)
+
+
+def heatmaps(fig: go.Figure) -> list:
+    return [t for t in fig.data if t.type == "heatmap"]
+
+
+def stages(n: int = 6, seed: int = 0) -> tuple[dict, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    raw = rng.normal(size=(n, n)) * 3  # [query_pos, key_pos]
+    scaled = raw / 2.0
+    mask = causal_mask(n)
+    masked_scores = np.where(mask, -np.inf, scaled)
+    pattern = softmax_rows(masked_scores)
+    return dict(scores_raw=raw, scores_scaled=scaled, scores_masked=masked_scores, pattern=pattern), mask
+
+
+# --- labels ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;"),
+        ("<img src=x onerror=alert(1)>", "&lt;img␣src=x␣onerror=alert(1)&gt;"),
+        ("a&b", "a&amp;b"),
+        ("<b>bold</b>", "&lt;b&gt;bold&lt;/b&gt;"),
+        ("\u200b", "\\u200b"),
+        ("x\u200dy", "x\\u200dy"),
+        ("\ufeff", "\\ufeff"),
+        ("\x00", "\\x00"),
+        ("\x1b[31m", "\\x1b[31m"),
+        ("line\nbreak", "line\\nbreak"),
+        ("\t", "\\t"),
+        ("\u00a0", "\\xa0"),
+        ("\u2028", "\\u2028"),
+        (" ", "␣"),
+        (" the", "␣the"),
+        ("", "∅"),
+        ("naïve 日本", "naïve␣日本"),
+    ],
+)
+def test_safe_label_escapes(text, expected):
+    assert viz.safe_label(text) == expected
+
+
+def test_safe_label_options():
+    assert viz.safe_label("a b", visible_spaces=False) == "a b"
+    assert viz.safe_label("   ", visible_spaces=False) == "␣␣␣"
+    assert viz.safe_label("abcdefgh", max_chars=3) == "abc…"
+    assert viz.safe_label("<<<<", max_chars=2) == "&lt;&lt;…"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_safe_label_never_leaks_markup_or_invisible_characters(text):
+    label = viz.safe_label(text)
+    assert label
+    assert "<" not in label and ">" not in label
+    assert "&" not in label.replace("&amp;", "").replace("&lt;", "").replace("&gt;", "")
+    assert " " not in label
+    for ch in label:
+        assert unicodedata.category(ch) not in {"Cc", "Cf", "Cs", "Zl", "Zp", "Zs"}, repr(ch)
+
+
+def test_position_labels_keep_duplicates_and_order():
+    assert viz.position_labels(TOKENS) == SAFE
+
+
+def test_tick_axis_thins_long_axes():
+    ticks = viz.tick_axis([str(i) for i in range(512)], max_ticks=64)
+    assert ticks["tickvals"] == list(range(0, 512, 8))
+    assert ticks["ticktext"] == [str(i) for i in range(0, 512, 8)]
+    short = viz.tick_axis(["a", "b", "a"])
+    assert short == dict(tickmode="array", tickvals=[0, 1, 2], ticktext=["a", "b", "a"])
+
+
+# --- attention_heatmap -------------------------------------------------------
+
+
+def test_attention_heatmap_values_labels_and_axes():
+    n = len(TOKENS)
+    matrix = np.random.default_rng(1).random((n, n))  # [query_pos, key_pos]
+    fig = viz.attention_heatmap(matrix, TOKENS, TOKENS, title="Head 0.3", colorbar_title="weight")
+    (heat,) = heatmaps(fig)
+    assert heat.z.dtype == np.float32
+    np.testing.assert_allclose(heat.z, matrix, rtol=1e-6)
+    np.testing.assert_array_equal(heat.x, np.arange(n))
+    np.testing.assert_array_equal(heat.y, np.arange(n))
+    assert list(fig.layout.xaxis.tickvals) == list(range(n))
+    assert list(fig.layout.xaxis.ticktext) == SAFE
+    assert list(fig.layout.yaxis.ticktext) == SAFE
+    assert fig.layout.xaxis.title.text == "key (attended to)"
+    assert fig.layout.yaxis.title.text == "query (attending)"
+    assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1], "query 0 must be on top"
+    assert fig.layout.title.text == "Head 0.3"
+    assert heat.colorbar.title.text == "weight"
+    assert as_tuple(heat.colorscale) == as_tuple(scale_of(viz.SEQUENTIAL))
+    assert heat.text[1][5] == "query 1: &lt;script&gt;alert(1)&lt;/script&gt;<br>key 5: The"
+    assert "%{z" in heat.hovertemplate
+
+
+def test_attention_heatmap_sends_float32_to_the_browser():
+    fig = viz.attention_heatmap(np.eye(3), list("abc"), list("abc"), title="t", colorbar_title="w")
+    data = json.loads(fig.to_json())["data"][0]
+    assert data["z"]["dtype"] == "f4"
+
+
+def test_attention_heatmap_masked_cells_are_gaps_with_marks():
+    n = 5
+    mask = causal_mask(n)
+    scores = np.where(mask, -np.inf, np.arange(n * n, dtype=float).reshape(n, n))
+    fig = viz.attention_heatmap(scores, list("abcde"), list("abcde"), title="t", colorbar_title="score", masked=mask, zmid=0)
+    (heat,) = heatmaps(fig)
+    assert np.isnan(heat.z[mask]).all()
+    assert not np.isinf(heat.z).any()
+    np.testing.assert_allclose(heat.z[~mask], scores[~mask])
+    assert heat.hoverongaps is False
+    assert fig.layout.plot_bgcolor == MASK_COLOR
+    assert as_tuple(heat.colorscale) == as_tuple(scale_of(viz.DIVERGING))
+    (marks,) = [t for t in fig.data if t.type == "scatter"]
+    assert marks.text == "×"
+    assert sorted(zip(marks.y, marks.x)) == sorted(zip(*np.nonzero(mask)))
+
+
+def test_attention_heatmap_non_finite_values_become_gaps_even_without_mask():
+    matrix = np.array([[0.5, -np.inf], [np.inf, np.nan]])
+    fig = viz.attention_heatmap(matrix, ["a", "b"], ["a", "b"], title="t", colorbar_title="w")
+    z = heatmaps(fig)[0].z
+    assert z[0, 0] == 0.5 and np.isnan(z[0, 1]) and np.isnan(z[1, 0]) and np.isnan(z[1, 1])
+
+
+def test_attention_heatmap_large_matrix_has_no_marks_and_no_per_cell_text():
+    n = 200
+    mask = causal_mask(n)
+    fig = viz.attention_heatmap(np.zeros((n, n)), ["t"] * n, ["t"] * n, title="t", colorbar_title="w", masked=mask)
+    assert [t.type for t in fig.data] == ["heatmap"]
+    assert fig.data[0].text is None
+    assert len(fig.layout.xaxis.tickvals) <= 60
+    assert len(fig.to_json()) < 400_000
+
+
+def test_attention_heatmap_rejects_wrong_label_count():
+    with pytest.raises(ValueError, match="labels"):
+        viz.attention_heatmap(np.eye(3), ["a", "b"], ["a", "b", "c"], title="t", colorbar_title="w")
+
+
+# --- stages_figure -----------------------------------------------------------
+
+
+def test_stages_figure_panels():
+    data, mask = stages()
+    fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="Scores to pattern")
+    panels = heatmaps(fig)
+    assert [a.text for a in fig.layout.annotations] == ["raw Q·Kᵀ", "÷ √d_k", "masked", "softmax"]
+    assert fig.layout.title.text == "Scores to pattern"
+    assert len(panels) == 4
+
+    raw, scaled, masked_panel, pattern = panels
+    np.testing.assert_allclose(raw.z, data["scores_raw"], rtol=1e-6)
+    np.testing.assert_allclose(scaled.z, data["scores_scaled"], rtol=1e-6)
+    assert not np.isnan(raw.z).any() and not np.isnan(scaled.z).any()
+    for panel in (masked_panel, pattern):
+        assert np.isnan(panel.z[mask]).all()
+        assert not np.isinf(panel.z).any()
+    np.testing.assert_allclose(pattern.z[~mask], data["pattern"][~mask], rtol=1e-6)
+    assert (pattern.zmin, pattern.zmax) == (0.0, 1.0)
+    assert [p.colorbar.title.text for p in panels] == ["score", "score", "score", "weight"]
+    assert as_tuple(pattern.colorscale) == as_tuple(scale_of(viz.SEQUENTIAL))
+    assert as_tuple(raw.colorscale) == as_tuple(scale_of(viz.DIVERGING))
+    marks = [t for t in fig.data if t.type == "scatter"]
+    assert sorted(m.xaxis for m in marks) == ["x3", "x4"]
+    assert list(fig.layout.xaxis2.ticktext) == SAFE
+
+
+def test_stages_colorbars_sit_in_their_own_gaps():
+    data, mask = stages()
+    fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t")
+    domains = [fig.layout[f"xaxis{s}"].domain for s in ("", "2", "3", "4")]
+    xs = [p.colorbar.x for p in heatmaps(fig)]
+    for index, x in enumerate(xs):
+        assert x >= domains[index][1]
+        if index < 3:
+            assert x < domains[index + 1][0]
+    assert xs == sorted(xs)
+
+
+def test_stages_shared_score_range():
+    data, mask = stages()
+    fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t", share_score_range=True)
+    ranges = {(p.zmin, p.zmax) for p in heatmaps(fig)[:3]}
+    assert len(ranges) == 1
+    (low, high), = ranges
+    assert high == pytest.approx(np.abs(data["scores_raw"]).max(), rel=1e-6) and low == -high
+
+
+def test_stages_figure_requires_all_stages():
+    data, mask = stages()
+    del data["scores_scaled"]
+    with pytest.raises(KeyError, match="scores_scaled"):
+        viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t")
+
+
+# --- row statistics ----------------------------------------------------------
+
+
+def test_row_entropy_known_values():
+    n = 8
+    uniform = np.full((3, n), 1.0 / n)
+    np.testing.assert_allclose(viz.row_entropy(uniform), [math.log2(n)] * 3)
+    assert viz.row_entropy(np.eye(4)).tolist() == [0.0] * 4
+    assert viz.row_entropy(np.zeros((2, 5))).tolist() == [0.0, 0.0]
+    assert viz.row_entropy(np.array([0.5, 0.5, np.nan])) == pytest.approx(1.0)
+    assert viz.row_entropy(np.full((2, 3, 4), 0.25)).shape == (2, 3)
+
+
+def test_row_stats_figure_values():
+    data, mask = stages()
+    scaled = data["pattern"]
+    unscaled = softmax_rows(np.where(mask, -np.inf, data["scores_raw"]))
+    fig = viz.row_stats_figure(scaled, unscaled, TOKENS, masked=mask)
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert [b.name for b in bars] == ["scaled (÷ √d_k)", "scaled (÷ √d_k)", "unscaled", "unscaled"]
+    np.testing.assert_allclose(bars[0].y, viz.row_entropy(scaled), rtol=1e-5)
+    np.testing.assert_allclose(bars[1].y, scaled.max(axis=-1), rtol=1e-5)
+    np.testing.assert_allclose(bars[2].y, viz.row_entropy(unscaled), rtol=1e-5)
+    uniform = [t for t in fig.data if t.type == "scatter"]
+    np.testing.assert_allclose(uniform[0].y, np.log2(np.arange(1, 7)), rtol=1e-6)
+    assert list(fig.layout.xaxis2.ticktext) == SAFE
+    assert fig.layout.yaxis.title.text == "entropy (bits)"
+
+
+# --- downsample and heads_overview -------------------------------------------
+
+
+def test_downsample_block_means():
+    matrix = np.arange(16, dtype=float).reshape(4, 4)
+    np.testing.assert_allclose(viz.downsample(matrix, 2), [[2.5, 4.5], [10.5, 12.5]])
+    np.testing.assert_array_equal(viz.downsample(matrix, 4), matrix)
+    np.testing.assert_array_equal(viz.downsample(matrix, 10), matrix)
+
+
+def test_downsample_non_divisible_sizes():
+    matrix = np.arange(25, dtype=float).reshape(5, 5)
+    # blocks along each axis: rows/cols 0-1 and 2-4
+    expected = [
+        [matrix[:2, :2].mean(), matrix[:2, 2:].mean()],
+        [matrix[2:, :2].mean(), matrix[2:, 2:].mean()],
+    ]
+    np.testing.assert_allclose(viz.downsample(matrix, 2), expected)
+    assert viz.downsample(np.ones((512, 100)), 48).shape == (48, 48)
+    assert viz.downsample(np.ones((30, 100)), 48).shape == (30, 48)
+
+
+def test_downsample_ignores_nan():
+    matrix = np.array([[1.0, np.nan, 5.0, 7.0], [3.0, np.nan, np.nan, np.nan]])
+    out = viz.downsample(matrix, 2)  # 2 rows stay; columns 0-1 and 2-3 are averaged
+    np.testing.assert_allclose(out, [[1.0, 6.0], [3.0, np.nan]])
+    square = np.full((4, 4), np.nan)
+    square[0, 0] = 2.0
+    np.testing.assert_allclose(viz.downsample(square, 2), [[2.0, np.nan], [np.nan, np.nan]])
+
+
+def test_downsample_works_on_leading_axes():
+    stack = np.arange(32, dtype=float).reshape(2, 4, 4)  # [head, query_pos, key_pos]
+    out = viz.downsample(stack, 2)
+    assert out.shape == (2, 2, 2)
+    np.testing.assert_allclose(out[1], viz.downsample(stack[1], 2))
+
+
+def test_heads_overview_small():
+    rng = np.random.default_rng(2)
+    patterns = rng.dirichlet(np.ones(5), size=(2, 3, 5))  # [layer, head, query_pos, key_pos]
+    labels = ["a", "b", "<c>", "a", "d"]
+    fig = viz.heads_overview(patterns, labels, labels, layer_names=["embed", "final"])
+    panels = heatmaps(fig)
+    assert len(panels) == 6
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles[:6] == ["L0 H0", "L0 H1", "L0 H2", "L1 H0", "L1 H1", "L1 H2"]
+    assert "embed" in titles and "final" in titles
+    np.testing.assert_allclose(panels[4].z, patterns[1, 1], rtol=1e-6)
+    assert all(p.coloraxis == "coloraxis" for p in panels)
+    assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)
+    for name in fig.layout:
+        if name.startswith(("xaxis", "yaxis")):
+            assert fig.layout[name].showticklabels is False
+    assert "&lt;c&gt;" in panels[0].text[2][0]
+
+
+def test_heads_overview_masked_and_downsampled():
+    n = 100
+    mask = causal_mask(n)
+    patterns = np.tile(softmax_rows(np.where(mask, -np.inf, 0.0)), (1, 2, 1, 1))  # [1, 2, n, n]
+    fig = viz.heads_overview(patterns, ["t"] * n, ["t"] * n, masked=mask, max_cells=10)
+    z = heatmaps(fig)[0].z
+    assert z.shape == (10, 10)
+    assert np.isnan(z[0, 9]) and not np.isnan(z[9, 0])
+    np.testing.assert_array_equal(heatmaps(fig)[0].x, np.arange(0, 100, 10))
+
+
+def test_heads_overview_json_stays_small_for_gpt2_small_at_512_tokens():
+    patterns = np.random.default_rng(3).random((6, 12, 512, 512), dtype=np.float32)
+    labels = [f"tok{i}" for i in range(512)]
+    fig = viz.heads_overview(patterns, labels, labels)
+    payload = fig.to_json()
+    assert len(payload) < 5_000_000
+    panels = heatmaps(fig)
+    assert len(panels) == 72
+    assert panels[0].z.shape == (48, 48)
+    np.testing.assert_allclose(panels[0].z, viz.downsample(patterns[0, 0], 48), rtol=1e-5)
+    assert json.loads(payload)["data"][0]["z"]["dtype"] == "f4"
+
+
+# --- positional --------------------------------------------------------------
+
+
+def sinusoidal(n_positions: int = 32, d_model: int = 16) -> np.ndarray:
+    position = np.arange(n_positions)[:, None]
+    i = np.arange(d_model // 2)[None, :]
+    angle = position / 10000 ** (2 * i / d_model)
+    pe = np.zeros((n_positions, d_model))
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle)
+    return pe  # [n_positions, d_model]
+
+
+def test_pe_heatmap():
+    pe = sinusoidal()
+    fig = viz.pe_heatmap(pe, title="PE")
+    (heat,) = heatmaps(fig)
+    np.testing.assert_allclose(heat.z, pe, rtol=1e-6, atol=1e-7)
+    assert (heat.zmin, heat.zmax) == (-1.0, 1.0)
+    assert as_tuple(heat.colorscale) == as_tuple(scale_of(viz.DIVERGING))
+    assert fig.layout.xaxis.title.text == "dimension"
+    assert fig.layout.yaxis.title.text == "position"
+    assert fig.layout.title.text == "PE"
+
+
+def test_pe_curves():
+    pe = sinusoidal()
+    fig = viz.pe_curves(pe, [0, 1, 6, 7])
+    assert [t.name for t in fig.data] == ["dim 0 (sin)", "dim 1 (cos)", "dim 6 (sin)", "dim 7 (cos)"]
+    np.testing.assert_allclose(fig.data[2].y, pe[:, 6], rtol=1e-6, atol=1e-7)
+    assert [t.name for t in viz.pe_curves(pe, [3], sinusoidal=False).data] == ["dim 3"]
+    with pytest.raises(ValueError):
+        viz.pe_curves(pe, [16])
+
+
+def test_position_similarity_heatmap():
+    pe = sinusoidal()
+    unit = pe / np.linalg.norm(pe, axis=1, keepdims=True)
+    sim = unit @ unit.T
+    fig = viz.position_similarity_heatmap(sim)
+    (heat,) = heatmaps(fig)
+    np.testing.assert_allclose(heat.z, sim, rtol=1e-6, atol=1e-6)
+    assert (heat.zmin, heat.zmax) == (-1.0, 1.0)
+    assert fig.layout.yaxis.autorange == "reversed"
+
+
+def test_similarity_by_distance_two_series():
+    d = np.arange(10)
+    fig = viz.similarity_by_distance_figure(d, np.linspace(1, 0, 10), label="sinusoidal", series={"learned": (d, np.linspace(1, 0.5, 10))})
+    assert [t.name for t in fig.data] == ["sinusoidal", "learned"]
+    np.testing.assert_allclose(fig.data[1].y, np.linspace(1, 0.5, 10), rtol=1e-6)
+    assert fig.layout.yaxis.title.text == "mean cosine similarity"
+
+
+def test_input_composition_figure():
+    rng = np.random.default_rng(4)
+    embedding = rng.normal(size=(len(TOKENS), 16))  # [seq, d_model]
+    pe = sinusoidal(32, 16)
+    fig = viz.input_composition_figure(embedding, pe, TOKENS)
+    panels = heatmaps(fig)
+    assert [a.text for a in fig.layout.annotations] == ["token embedding", "+ positional encoding", "= model input"]
+    np.testing.assert_allclose(panels[0].z, embedding, rtol=1e-6)
+    np.testing.assert_allclose(panels[1].z, pe[: len(TOKENS)], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(panels[2].z, embedding + pe[: len(TOKENS)], rtol=1e-5, atol=1e-6)
+    axis = fig.layout.coloraxis
+    largest = max(float(np.abs(p.z).max()) for p in panels)
+    assert (axis.cmin, axis.cmax) == (pytest.approx(-largest), pytest.approx(largest))
+    assert all(p.coloraxis == "coloraxis" for p in panels)
+    assert list(fig.layout.yaxis.ticktext) == SAFE
+
+
+# --- embeddings --------------------------------------------------------------
+
+
+def test_projection_figure():
+    points = [
+        dict(label="bank", group="static", sentence=None, x=0.0, y=0.0),
+        dict(label="bank", group="contextual", sentence=0, x=1.0, y=1.0),
+        dict(label="bank", group="contextual", sentence=1, x=-1.0, y=1.5),
+        dict(label="<river>", group="reference", sentence=None, x=2.0, y=0.5),
+    ]
+    arrows = [dict(x0=0, y0=0, x1=1, y1=1, label="bank in s0"), dict(x0=0, y0=0, x1=-1, y1=1.5, label="bank in s1")]
+    fig = viz.projection_figure(points, arrows, title="Static vs contextual")
+    assert [t.name for t in fig.data] == ["static", "contextual · sentence 0", "contextual · sentence 1", "reference"]
+    assert list(fig.data[3].text) == ["&lt;river&gt;"]
+    assert "text" in fig.data[0].mode
+    colours = [t.marker.color for t in fig.data]
+    assert len(set(colours)) == 4
+    assert fig.data[1].marker.symbol == fig.data[2].marker.symbol != fig.data[0].marker.symbol
+    assert len(fig.layout.annotations) == 2
+    first = fig.layout.annotations[0]
+    assert (first.ax, first.ay, first.x, first.y) == (0, 0, 1, 1)
+    assert first.showarrow and first.arrowhead and first.axref == "x" and first.ayref == "y"
+    assert fig.layout.xaxis.title.text == "PC 1" and fig.layout.yaxis.title.text == "PC 2"
+    assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.yaxis.scaleratio == 1
+
+
+def test_trajectory_figure():
+    fig = viz.trajectory_figure({"bank (river)": [(0, 0), (1, 1), (2, 1)], "bank (money)": [(0, 0), (-1, 0)]}, title="Across layers")
+    assert [t.name for t in fig.data] == ["bank␣(river)", "bank␣(money)"]
+    assert list(fig.data[0].text) == ["0", "1", "2"]
+    assert list(fig.data[0].x) == [0, 1, 2]
+    assert "lines" in fig.data[0].mode and "markers" in fig.data[0].mode
+    assert fig.layout.yaxis.scaleanchor == "x"
+
+
+# --- tokens ------------------------------------------------------------------
+
+
+def test_tokens_figure():
+    rows = [
+        dict(text="<|endoftext|>", id=50256, kind="special"),
+        dict(text="Hello", id=15496, kind="normal"),
+        dict(text=" wor", id=476, kind="subword"),
+        dict(text="ld", id=335, kind="subword"),
+    ]
+    fig = viz.tokens_figure(rows)
+    legend = [t.name for t in fig.data if t.showlegend is not False]
+    assert legend == ["normal token", "special token", "subword piece"]
+    texts = [t for t in fig.data if t.mode == "text" and t.name.endswith(": text")]
+    shown = [label for t in texts for label in t.text]
+    assert sorted(shown) == sorted(["&lt;|endoftext|&gt;", "Hello", "␣wor", "ld"])
+    ids = [label for t in fig.data if t.mode == "text" and t.name.endswith(": id") for label in t.text]
+    assert sorted(ids) == sorted(["50256", "15496", "476", "335"])
+    fills = {t.name: t.line.color for t in fig.data if t.fill == "toself"}
+    assert len(set(fills.values())) == 3
+    sections = [line for line in viz.export.figure_to_csv(fig).splitlines() if line.startswith("#")]
+    assert sections == [f"# {kind}: {part}" for kind in ("normal token", "special token", "subword piece") for part in ("text", "id")]
+
+
+def test_tokens_figure_rejects_unknown_kind():
+    with pytest.raises(ValueError, match="kinds"):
+        viz.tokens_figure([dict(text="a", id=1, kind="weird")])
+
+
+# --- theme -------------------------------------------------------------------
+
+
+def test_print_theme_copies_and_restyles():
+    data, mask = stages()
+    fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t")
+    before = json.loads(fig.to_json())
+    printed = viz.apply_print_theme(fig)
+    assert json.loads(fig.to_json()) == before, "the original figure must not change"
+    assert printed.layout.paper_bgcolor == "white"
+    assert printed.layout.font.size >= 18
+    assert all(a.font.size >= 18 for a in printed.layout.annotations)
+    assert printed.layout.plot_bgcolor == MASK_COLOR
+    panels = heatmaps(printed)
+    assert as_tuple(panels[0].colorscale) == as_tuple(scale_of("RdBu_r"))
+    assert as_tuple(panels[3].colorscale) == as_tuple(scale_of("Viridis"))
+
+
+def test_print_theme_replaces_unsafe_scales_and_thickens_lines():
+    fig = go.Figure(
+        [
+            go.Heatmap(z=[[1, 2]], colorscale="Jet"),
+            go.Heatmap(z=[[1, -2]], colorscale="Picnic"),
+            go.Heatmap(z=[[1, -2]], colorscale="Hot", zmid=0),
+            go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(width=1)),
+        ]
+    )
+    printed = viz.apply_print_theme(fig)
+    assert as_tuple(printed.data[0].colorscale) == as_tuple(scale_of("Viridis"))
+    assert as_tuple(printed.data[1].colorscale) == as_tuple(scale_of("RdBu_r"))
+    assert as_tuple(printed.data[2].colorscale) == as_tuple(scale_of("RdBu_r"))
+    assert printed.data[3].line.width >= 3
+    assert fig.data[3].line.width == 1
+
+
+def test_print_theme_on_shared_coloraxis():
+    patterns = np.full((1, 2, 3, 3), 1 / 3)
+    printed = viz.apply_print_theme(viz.heads_overview(patterns, list("abc"), list("abc")))
+    assert as_tuple(printed.layout.coloraxis.colorscale) == as_tuple(scale_of("Viridis"))
+    assert printed.layout.height > viz.heads_overview(patterns, list("abc"), list("abc")).layout.height
+
+
+# --- package hygiene ---------------------------------------------------------
+
+
+def test_viz_imports_neither_streamlit_nor_torch():
+    root = pathlib.Path(viz.__file__).parent
+    for path in root.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                assert name.split(".")[0] not in {"streamlit", "torch"}, f"{path.name} imports {name}"

@@ -1,0 +1,299 @@
+"""Exports of ``viz.export``: CSV, HTML, PNG/SVG through kaleido, zip, names.
+
+The PNG/SVG tests drive the real Chromium at /usr/bin/chromium through
+kaleido; the first one pays for starting the browser (about 2 s).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import threading
+import xml.etree.ElementTree as ET
+import zipfile
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image
+from plotly.offline import get_plotlyjs_version
+
+import viz
+import viz.export as export
+from viz.theme import MASK_COLOR
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def small_heatmap() -> go.Figure:
+    matrix = np.array([[0.5, 0.25, 2.0], [0.25, -0.125, 3.0]])  # [query_pos, key_pos]
+    masked = np.array([[False, True, True], [False, False, True]])
+    return viz.attention_heatmap(
+        matrix,
+        ['say "hi"', "@home"],
+        ["=SUM(A1)", "a,b", "-2"],
+        title="Tiny",
+        colorbar_title="weight",
+        masked=masked,
+    )
+
+
+# --- CSV ---------------------------------------------------------------------
+
+
+def test_csv_of_small_heatmap_is_exact():
+    assert viz.export.figure_to_csv(small_heatmap()) == (
+        "query (attending) \\ key (attended to),'=SUM(A1),\"a,b\",-2\n"
+        "\"say␣\"\"hi\"\"\",0.5,,\n"
+        "'@home,0.25,-0.125,\n"
+    )
+
+
+def test_csv_quotes_newlines_and_commas_in_categorical_labels():
+    fig = go.Figure(go.Heatmap(z=[[1, 2]], x=["line\nbreak", "x,y"], y=["row"]))
+    rows = list(csv.reader(io.StringIO(viz.export.figure_to_csv(fig))))
+    assert rows == [["y \\ x", "line\nbreak", "x,y"], ["row", "1", "2"]]
+
+
+def test_csv_neutralises_formulas_but_not_negative_numbers():
+    fig = go.Figure(
+        go.Scatter(
+            x=[0, 1, 2, 3, 4, 5],
+            y=[-0.5, -1e-05, 2, -3, 4, 5],
+            text=["=HYPERLINK(\"http://x\")", "+cmd", "-x", "@SUM(1)", "\tfoo", "-12.5"],
+            name="=evil",
+        )
+    )
+    rows = list(csv.reader(io.StringIO(viz.export.figure_to_csv(fig))))
+    assert rows[0] == ["trace", "x", "y", "text"]
+    assert [r[2] for r in rows[1:]] == ["-0.5", "-1e-05", "2", "-3", "4", "5"]
+    assert [r[3] for r in rows[1:]] == ["'=HYPERLINK(\"http://x\")", "'+cmd", "'-x", "'@SUM(1)", "'\tfoo", "-12.5"]
+    assert {r[0] for r in rows[1:]} == {"'=evil"}
+
+
+def test_csv_long_format_and_sections():
+    fig = go.Figure(
+        [
+            go.Bar(x=[0, 1], y=np.array([0.5, 0.25], dtype=np.float32), name="entropy"),
+            go.Scatter(x=[0, 1], y=[1.0, 2.0], name="uniform", text=["a", "b"]),
+        ]
+    )
+    fig.update_xaxes(tickvals=[0, 1], ticktext=["The", "&lt;cat&gt;"])
+    assert viz.export.figure_to_csv(fig) == (
+        "# entropy\n"
+        "trace,x,y,text\n"
+        "entropy,0,0.5,The\n"
+        "entropy,1,0.25,<cat>\n"
+        "\n"
+        "# uniform\n"
+        "trace,x,y,text\n"
+        "uniform,0,1.0,a\n"
+        "uniform,1,2.0,b\n"
+    )
+
+
+def test_csv_of_stages_has_one_section_per_panel_and_skips_mask_marks():
+    n = 3
+    mask = np.triu(np.ones((n, n), dtype=bool), k=1)
+    scores = np.arange(9, dtype=float).reshape(n, n)
+    data = dict(scores_raw=scores, scores_scaled=scores / 2, scores_masked=np.where(mask, -np.inf, scores / 2), pattern=np.eye(n))
+    text = viz.export.figure_to_csv(viz.stages_figure(data, list("abc"), list("abc"), masked=mask, title="t"))
+    sections = text.split("\n\n")
+    assert [s.splitlines()[0] for s in sections] == ["# raw Q·Kᵀ", "# ÷ √d_k", "# masked", "# softmax"]
+    softmax = list(csv.reader(io.StringIO(sections[3].split("\n", 1)[1])))
+    assert softmax == [
+        ["query (attending) \\ key (attended to)", "a", "b", "c"],
+        ["a", "1.0", "", ""],
+        ["b", "0.0", "1.0", ""],
+        ["c", "0.0", "0.0", "1.0"],
+    ]
+    assert "×" not in text
+
+
+# --- file names and config ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("../../etc/passwd", "etc-passwd"),
+        ("", "figure"),
+        ("Köpfe – Übersicht", "kopfe-ubersicht"),
+        (".hidden", "hidden"),
+        ("Attention / L0 H3", "attention-l0-h3"),
+        ("C:\\Windows\\system32", "c-windows-system32"),
+        ("CON", "file-con"),
+        ("report.v2_final", "report.v2_final"),
+    ],
+)
+def test_safe_filename_examples(name, expected):
+    assert viz.export.safe_filename(name) == expected
+
+
+def test_safe_filename_of_non_latin_text_is_stable_and_distinct():
+    first, second = viz.export.safe_filename("注意力"), viz.export.safe_filename("注意")
+    assert re.fullmatch(r"figure-[0-9a-f]{8}", first)
+    assert first == viz.export.safe_filename("注意力") and first != second
+    assert len(viz.export.safe_filename("x" * 500)) == 80
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_safe_filename_is_always_a_plain_name(name):
+    result = viz.export.safe_filename(name)
+    assert re.fullmatch(r"[a-z0-9._-]{1,80}", result)
+    assert not result.startswith(".") and ".." not in result
+
+
+def test_plotly_config_sets_svg_camera_button():
+    config = viz.export.plotly_config("Attention / L0")
+    assert config["displaylogo"] is False
+    assert config["toImageButtonOptions"] == {"format": "svg", "filename": "attention-l0", "scale": 2.0}
+
+
+# --- HTML --------------------------------------------------------------------
+
+
+def test_html_is_standalone_and_offline():
+    page = viz.export.figure_to_html(small_heatmap(), filename="tiny")
+    text = page.decode("utf-8")
+    assert text.lstrip().lower().startswith("<!doctype html>")
+    assert f"plotly.js v{get_plotlyjs_version()}" in text
+    assert not re.search(r"<script[^>]*\bsrc\s*=\s*[\"']?(https?:)?//", text, flags=re.IGNORECASE)
+    assert "mathjax.js" not in text.lower()
+    assert '"format": "svg"' in text and '"displaylogo": false' in text
+    assert "<script>alert" not in text
+
+
+# --- static export -----------------------------------------------------------
+
+
+def test_static_export_available_here():
+    available, message = viz.export.static_export_available()
+    assert available, message
+    assert "chromium" in message.lower()
+
+
+def test_static_export_reports_missing_chromium(monkeypatch):
+    monkeypatch.setattr(export, "_find_browser", lambda: None)
+    available, message = viz.export.static_export_available()
+    assert not available
+    assert "apt-get install chromium" in message and "HTML" in message
+    with pytest.raises(RuntimeError, match="Chromium"):
+        viz.export.figure_to_png(small_heatmap())
+
+
+def test_png_has_requested_size():
+    data = viz.export.figure_to_png(small_heatmap(), scale=2.0, width=400, height=300)
+    assert data.startswith(PNG_SIGNATURE)
+    image = Image.open(io.BytesIO(data))
+    assert image.size == (800, 600)
+
+
+def test_png_uses_layout_size_by_default():
+    fig = viz.row_stats_figure(np.eye(3), np.eye(3), list("abc"))
+    image = Image.open(io.BytesIO(viz.export.figure_to_png(fig, scale=1.0)))
+    assert image.size == (900, fig.layout.height)
+
+
+def test_svg_parses_with_svg_root():
+    data = viz.export.figure_to_svg(small_heatmap())
+    root = ET.fromstring(data)
+    assert root.tag.endswith("svg")
+    assert b"key (attended to)" in data
+
+
+def test_concurrent_exports_get_their_own_results():
+    fig = small_heatmap()
+    results: dict[str, bytes] = {}
+
+    def render(kind: str) -> None:
+        results[kind] = viz.export.figure_to_png(fig, scale=1.0) if kind == "png" else viz.export.figure_to_svg(fig)
+
+    threads = [threading.Thread(target=render, args=(kind,)) for kind in ("png", "svg", "png", "svg")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert results["png"].startswith(PNG_SIGNATURE)
+    assert ET.fromstring(results["svg"]).tag.endswith("svg")
+
+
+def test_dead_server_falls_back_to_a_one_off_browser(monkeypatch):
+    never = threading.Event()
+    monkeypatch.setitem(export._server, "usable", True)
+    monkeypatch.setattr(export, "_server_render", lambda fig_dict, opts: never.wait())
+    monkeypatch.setattr(export, "_server_thread_alive", lambda: False)
+    data = viz.export.figure_to_png(small_heatmap(), scale=1.0, width=200, height=100)
+    assert Image.open(io.BytesIO(data)).size == (200, 100)
+    assert export._server["usable"] is False
+    never.set()
+
+
+# --- zip ---------------------------------------------------------------------
+
+
+def test_figures_zip_names_and_manifest():
+    figures = {
+        "Attention / L0": small_heatmap(),
+        "../pe": viz.pe_heatmap(np.zeros((4, 4)), title="PE"),
+    }
+    archive = zipfile.ZipFile(io.BytesIO(viz.export.figures_zip(figures, scale=1.0)))
+    names = set(archive.namelist())
+    expected = {f"{stem}.{ext}" for stem in ("attention-l0", "pe") for ext in ("png", "svg", "html", "csv")}
+    assert names == expected | {"manifest.json"}
+    assert all("/" not in n and "\\" not in n and not n.startswith(".") for n in names)
+    manifest = json.loads(archive.read("manifest.json"))
+    assert manifest["figures"] == [
+        {"id": "Attention / L0", "title": "Tiny", "files": [f"attention-l0.{e}" for e in ("png", "svg", "html", "csv")]},
+        {"id": "../pe", "title": "PE", "files": [f"pe.{e}" for e in ("png", "svg", "html", "csv")]},
+    ]
+    assert manifest["notes"] == []
+    assert archive.read("attention-l0.png").startswith(PNG_SIGNATURE)
+    assert archive.read("attention-l0.csv").decode() == viz.export.figure_to_csv(figures["Attention / L0"])
+
+
+def test_figures_zip_without_chromium_skips_static_files(monkeypatch):
+    monkeypatch.setattr(export, "_find_browser", lambda: None)
+    archive = zipfile.ZipFile(io.BytesIO(viz.export.figures_zip({"a": small_heatmap(), "A": small_heatmap()})))
+    assert set(archive.namelist()) == {"a.html", "a.csv", "a-2.html", "a-2.csv", "manifest.json"}
+    manifest = json.loads(archive.read("manifest.json"))
+    assert any("apt-get install chromium" in note for note in manifest["notes"])
+    assert [f["files"] for f in manifest["figures"]] == [["a.html", "a.csv"], ["a-2.html", "a-2.csv"]]
+
+
+def test_figures_zip_rejects_unknown_format():
+    with pytest.raises(ValueError, match="pdf"):
+        viz.export.figures_zip({"a": small_heatmap()}, formats=("pdf",))
+
+
+def test_csv_of_long_heatmap_names_every_token_although_ticks_are_thinned():
+    n = 130
+    tokens = [f"t{i}" for i in range(n)]
+    fig = viz.attention_heatmap(np.zeros((n, n)), tokens, tokens, title="t", colorbar_title="w")
+    assert len(fig.layout.xaxis.ticktext) < n
+    rows = list(csv.reader(io.StringIO(viz.export.figure_to_csv(fig))))
+    assert rows[0][1:] == tokens
+    assert [r[0] for r in rows[1:]] == tokens
+
+
+def test_rendered_masked_cell_shows_the_grey_background():
+    fig = viz.attention_heatmap(
+        np.array([[1.0, 0.7], [0.0, 0.5]]),
+        ["a", "b"],
+        ["a", "b"],
+        title="",
+        colorbar_title="weight",
+        masked=np.array([[False, True], [False, False]]),
+        square=False,
+    )
+    fig.update_traces(showscale=False, selector=dict(type="heatmap"))
+    fig.update_layout(margin=dict(l=0, r=0, t=0, b=0), xaxis_visible=False, yaxis_visible=False)
+    image = Image.open(io.BytesIO(viz.export.figure_to_png(fig, scale=1.0, width=200, height=200))).convert("RGB")
+    grey = tuple(int(MASK_COLOR[i : i + 2], 16) for i in (1, 3, 5))
+    assert image.getpixel((185, 15)) == grey, "query 0 (top) may not see key 1 (right): a gap"
+    assert image.getpixel((15, 15)) == (253, 231, 37), "query 0 → key 0 has weight 1: Viridis yellow"

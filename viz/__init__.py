@@ -1,0 +1,55 @@
+"""Plotly figures for teaching attention, built from plain numpy data.
+
+Every function takes numpy arrays and lists of strings and returns a
+``plotly.graph_objects.Figure``; nothing here knows about torch or
+streamlit. Shapes use the words ``batch, head, query_pos, key_pos,
+d_head``; an attention matrix is ``[query_pos, key_pos]``.
+
+Modules: ``labels`` (safe token labels), ``attention``, ``positional``,
+``embeddings``, ``tokens`` (figures), ``theme`` (colours, print theme),
+``export`` (HTML, PNG, SVG, CSV, zip; import it as ``viz.export``,
+which is also the command line ``python -m viz.export``), ``views`` (the figures of each page).
+"""
+
+from .attention import (
+    attention_heatmap,
+    downsample,
+    heads_overview,
+    row_entropy,
+    row_stats_figure,
+    stages_figure,
+)
+from .embeddings import projection_figure, trajectory_figure
+from .labels import position_labels, safe_label, tick_axis
+from .positional import (
+    input_composition_figure,
+    pe_curves,
+    pe_heatmap,
+    position_similarity_heatmap,
+    similarity_by_distance_figure,
+)
+from .theme import DIVERGING, SEQUENTIAL, apply_print_theme
+from .tokens import tokens_figure
+
+__all__ = [
+    "DIVERGING",
+    "SEQUENTIAL",
+    "apply_print_theme",
+    "attention_heatmap",
+    "downsample",
+    "heads_overview",
+    "input_composition_figure",
+    "pe_curves",
+    "pe_heatmap",
+    "position_labels",
+    "position_similarity_heatmap",
+    "projection_figure",
+    "row_entropy",
+    "row_stats_figure",
+    "safe_label",
+    "similarity_by_distance_figure",
+    "stages_figure",
+    "tick_axis",
+    "tokens_figure",
+    "trajectory_figure",
+]

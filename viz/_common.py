@@ -1,0 +1,88 @@
+"""Small helpers shared by the figure modules (not part of the public API)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Traces that only decorate a chart (the "×" marks on masked cells, the outlines
+# of token boxes) carry this ``meta`` so exports such as CSV can leave them out.
+DECORATION_META = {"role": "decoration"}
+
+
+def labels_meta(x_labels: list[str] | None, y_labels: list[str] | None) -> dict:
+    """Trace ``meta`` holding every label of the x and/or y axis.
+
+    Long axes show only every k-th tick label, so ``ticktext`` alone cannot
+    give an export the full list; this copy can.
+    """
+    meta = {}
+    if x_labels is not None:
+        meta["x_labels"] = list(x_labels)
+    if y_labels is not None:
+        meta["y_labels"] = list(y_labels)
+    return meta
+
+
+def meta_labels(trace, letter: str, n: int) -> list[str] | None:
+    """The labels stored by ``labels_meta`` for axis ``letter``, if there are ``n``."""
+    meta = getattr(trace, "meta", None)
+    labels = meta.get(f"{letter}_labels") if isinstance(meta, dict) else None
+    return list(labels) if labels is not None and len(labels) == n else None
+
+
+def is_decoration(trace) -> bool:
+    """Whether a trace was marked as decoration with ``DECORATION_META``."""
+    meta = getattr(trace, "meta", None)
+    return isinstance(meta, dict) and meta.get("role") == DECORATION_META["role"]
+
+
+def as_float32(array, *, ndim: int | None = None, name: str = "array") -> np.ndarray:
+    """Copy ``array`` to float32 with every non-finite value turned into NaN.
+
+    float32 keeps the figure JSON small (plotly sends numpy arrays as base64
+    typed arrays, 4 bytes a value) and NaN is what plotly.js draws as a gap;
+    ``-inf`` from a causal mask must never reach the browser as a colour.
+    """
+    out = np.array(array, dtype=np.float32, copy=True)
+    if ndim is not None and out.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimensions, got shape {out.shape}")
+    out[~np.isfinite(out)] = np.nan
+    return out
+
+
+def apply_mask(matrix: np.ndarray, masked) -> np.ndarray:
+    """Set the cells where ``masked`` is True to NaN (in place) and return ``matrix``."""
+    if masked is None:
+        return matrix
+    mask = np.asarray(masked, dtype=bool)
+    if mask.shape != matrix.shape:
+        raise ValueError(f"masked has shape {mask.shape}, the matrix has {matrix.shape}")
+    matrix[mask] = np.nan
+    return matrix
+
+
+def check_labels(labels, n: int, name: str) -> list[str]:
+    """Return ``labels`` as a list, checking there is one per position."""
+    labels = list(labels)
+    if len(labels) != n:
+        raise ValueError(f"{name} has {len(labels)} labels for {n} positions")
+    return labels
+
+
+def finite_range(*arrays: np.ndarray, symmetric: bool = False) -> tuple[float, float]:
+    """The (min, max) of the finite values, widened so it is never empty.
+
+    With ``symmetric`` the range is ``(-m, m)`` for the largest magnitude ``m``,
+    which keeps zero at the centre of a diverging scale.
+    """
+    values = [a[np.isfinite(a)] for a in arrays]
+    values = np.concatenate([v.ravel() for v in values]) if values else np.array([])
+    if values.size == 0:
+        return (-1.0, 1.0) if symmetric else (0.0, 1.0)
+    low, high = float(values.min()), float(values.max())
+    if symmetric:
+        m = max(abs(low), abs(high)) or 1.0
+        return -m, m
+    if low == high:
+        return low - 0.5, high + 0.5
+    return low, high

@@ -1,0 +1,100 @@
+"""The figures of each view, built from a trace: shared by the app's pages and the export command.
+
+A trace is read through its attributes (`tokens`, `stages(layer)`, …) only; nothing here runs a model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.attention import attention_heatmap, heads_overview, row_stats_figure, stages_figure
+from viz.embeddings import projection_figure, trajectory_figure
+from viz.positional import pe_curves, pe_heatmap, position_similarity_heatmap, similarity_by_distance_figure
+from viz.tokens import tokens_figure
+
+STAGE_NAMES = ("scores_raw", "scores_scaled", "scores_masked", "pattern")
+
+
+def sentence_labels(trace, sentence: int) -> list[str]:
+    """Token texts of one sentence, padded with [PAD] to the batch's length."""
+    tokens = [t.text for t in trace.tokens[sentence]]
+    return tokens + ["[PAD]"] * (trace.input_ids.shape[1] - len(tokens))
+
+
+def token_rows(tokens) -> list[dict]:
+    return [dict(text=t.text, id=t.id, kind=t.kind) for t in tokens]
+
+
+def tokens_figures(trace, label: str) -> dict[str, go.Figure]:
+    return {
+        f"tokens-s{i + 1}": tokens_figure(token_rows(tokens), title=f"Sentence {i + 1}: {len(tokens)} tokens ({label})")
+        for i, tokens in enumerate(trace.tokens)
+    }
+
+
+def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None) -> go.Figure:
+    """The four stages of one head side by side, masked cells as gaps."""
+    stages = stages if stages is not None else trace.stages(layer)
+    labels = sentence_labels(trace, sentence)
+    return stages_figure(
+        {name: getattr(stages, name)[sentence, head].numpy() for name in STAGE_NAMES},
+        labels,
+        labels,
+        masked=~stages.mask[sentence, head].numpy(),
+        title=f"{trace.model_name} · layer {layer} · head {head} · mask {trace.mask.name}",
+    )
+
+
+def scaling_figures(trace, sentence: int, layer: int, head: int) -> dict[str, go.Figure]:
+    """The softmax with and without 1/√d_k, and how peaked each row is in both."""
+    labels = sentence_labels(trace, sentence)
+    scaled = trace.stages(layer, scale=True).pattern[sentence, head].numpy()
+    unscaled = trace.stages(layer, scale=False).pattern[sentence, head].numpy()
+    masked = ~trace.attend()[sentence, 0].numpy()
+    common = dict(colorbar_title="weight", masked=masked, zmin=0, zmax=1)
+    return {
+        f"softmax-scaled-L{layer}-H{head}": attention_heatmap(
+            scaled, labels, labels, title=f"softmax(QKᵀ/√{trace.d_head}) · layer {layer} · head {head}", **common
+        ),
+        f"softmax-unscaled-L{layer}-H{head}": attention_heatmap(
+            unscaled, labels, labels, title=f"softmax(QKᵀ), no scaling · layer {layer} · head {head}", **common
+        ),
+        f"row-stats-L{layer}-H{head}": row_stats_figure(scaled, unscaled, labels, masked=masked),
+    }
+
+
+def overview_figure(trace, sentence: int) -> go.Figure:
+    """Every head of every layer as small multiples (downsampled for long inputs)."""
+    labels = sentence_labels(trace, sentence)
+    patterns = np.stack([trace.stages(layer).pattern[sentence].numpy() for layer in range(trace.n_layers)])
+    return heads_overview(patterns, labels, labels, title=f"{trace.model_name}: attention patterns of every head")
+
+
+def positional_figures(pe, similarity, distances, by_distance, base: float, dims: list[int]) -> dict[str, go.Figure]:
+    """The sinusoidal matrix `[pos, d_model]`, chosen dimensions as curves, and similarity between positions."""
+    n, d = pe.shape
+    return {
+        "pe-matrix": pe_heatmap(pe, title=f"Sinusoidal positional encoding ({n} positions × {d} dimensions, base {base:g})"),
+        "pe-curves": pe_curves(pe, dims),
+        "pe-similarity": position_similarity_heatmap(similarity, title="Sinusoidal: cosine similarity between positions"),
+        "pe-similarity-by-distance": similarity_by_distance_figure(distances, by_distance, label=f"sinusoidal, base {base:g}"),
+    }
+
+
+def embedding_figures(projection, model_name: str) -> dict[str, go.Figure]:
+    """Static → contextual arrows on a PCA plane, and the trajectory through the layers."""
+    if not projection.arrows:
+        return {}
+    target = projection.target
+    pc1, pc2 = projection.explained_variance
+    return {
+        f"projection-{target}-L{projection.layer}": projection_figure(
+            projection.points,
+            projection.arrows,
+            title=f"“{target}”: static → after layer {projection.layer} ({model_name}); PC 1 {pc1:.0%}, PC 2 {pc2:.0%} of variance",
+        ),
+        f"trajectory-{target}": trajectory_figure(
+            projection.tracks, title=f"“{target}” layer by layer: static, input, then after each layer"
+        ),
+    }
