@@ -2,7 +2,7 @@ import streamlit as st
 
 from ui import page
 
-view = page("Attention, step by step", "🧭")
+view = page("Attention, step by step", ":material/home:")
 st.markdown(
     """
 Type sentences in the sidebar and follow them through a transformer, one step at a time:
@@ -16,7 +16,7 @@ Every control lives in the sidebar and in the page's address: copy the link to s
 Every figure has PNG, SVG, HTML and CSV downloads for slides and handouts.
 """
 )
-st.page_link("pages/1_Tokens.py", label="Start with the tokens", icon="🔤")
+st.page_link("pages/1_Tokens.py", label="Start with the tokens", icon=":material/arrow_forward:")
 trace = view.trace
 st.caption(
     f"Model: {view.model.name} · {trace.n_layers} layers × {trace.n_heads} heads · d_head = {trace.d_head} · "

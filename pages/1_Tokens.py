@@ -7,7 +7,7 @@ from ui import download_all, guarded, page, show_figure
 from viz import tokens_figure
 from viz.views import token_rows, tokens_figures
 
-view = page("Tokens", "🔤")
+view = page("Tokens", ":material/text_fields:")
 trace = view.trace
 st.markdown(
     "A model never sees letters: the text is first cut into **tokens**, and each token becomes an integer "

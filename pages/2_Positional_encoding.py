@@ -6,7 +6,7 @@ from ui.settings import PE_BASES, PE_LIMIT
 from viz import input_composition_figure, position_similarity_heatmap, similarity_by_distance_figure
 from viz.views import positional_figures, sentence_labels
 
-view = page("Positional encoding", "📍")
+view = page("Positional encoding", ":material/pin_drop:")
 st.markdown(
     "Attention by itself cannot tell *the dog bit the man* from *the man bit the dog*: it compares every "
     "token with every other, whatever their order. So a vector that depends only on the position is added "

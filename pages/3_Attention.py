@@ -5,7 +5,7 @@ from model.attention import worked_example
 from ui import download_all, guarded, page, show_figure
 from viz.views import overview_figure, scaling_figures, sentence_labels, stages_of_head
 
-view = page("Attention", "🔍")
+view = page("Attention", ":material/grid_on:")
 trace, s = view.trace, view.settings
 st.markdown(
     "Each token asks a **query** (q) and offers a **key** (k). Their dot product says how well they match; "

@@ -5,7 +5,7 @@ from model.embeddings import embedding_projection
 from ui import download_all, guarded, page, show_figure
 from viz.views import embedding_figures
 
-view = page("Embeddings", "🧲")
+view = page("Embeddings", ":material/scatter_plot:")
 trace, s = view.trace, view.settings
 st.markdown(
     "The **static** embedding of a word is one row of the model's embedding table: *bank* gets the same "

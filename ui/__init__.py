@@ -5,12 +5,23 @@ import streamlit as st
 from ui.figures import download_all, show_figure, start_view
 from ui.view import View, guarded, sidebar
 
+PAGES = (
+    ("app.py", "Home", ":material/home:"),
+    ("pages/1_Tokens.py", "Tokens", ":material/text_fields:"),
+    ("pages/2_Positional_encoding.py", "Positional encoding", ":material/pin_drop:"),
+    ("pages/3_Attention.py", "Attention", ":material/grid_on:"),
+    ("pages/4_Embeddings.py", "Embeddings", ":material/scatter_plot:"),
+)
+
 
 def page(title: str, icon: str) -> View:
-    """Every page starts here: page config, the shared sidebar, and the view it describes."""
+    """Every page starts here: page config, navigation, the shared sidebar, and the view it describes."""
     st.set_page_config(page_title=f"{title} · Attention, step by step", page_icon=icon, layout="wide")
     start_view()
-    st.title(f"{icon} {title}")
+    with st.sidebar:
+        for path, label, nav_icon in PAGES:
+            st.page_link(path, label=label, icon=nav_icon)
+    st.title(title)
     return sidebar()
 
 

@@ -282,12 +282,13 @@ def stages_figure(
         fig.update_xaxes(xaxis, row=1, col=col)
         fig.update_yaxes(yaxis, row=1, col=col)
 
+    fig.update_annotations(yshift=12)  # subplot titles clear of the square panels below them
     fig.update_layout(
         template=SCREEN_TEMPLATE,
         title=dict(text=title),
         plot_bgcolor=MASK_COLOR,
-        height=440,
-        margin=dict(r=60),
+        height=460,
+        margin=dict(r=60, t=100),
     )
     return fig
 
@@ -485,6 +486,15 @@ def heads_overview(
         title=dict(text=title),
         plot_bgcolor=MASK_COLOR,
         coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=1.0, colorbar=dict(title=dict(text="weight"))),
-        height=max(320, 60 + math.ceil(110 * n_layers)),
+        height=OVERVIEW_MARGIN + n_layers * _panel_height(n_heads),
     )
     return fig
+
+
+OVERVIEW_MARGIN = 140  # title, colour bar and subplot titles, in pixels
+OVERVIEW_WIDTH = 1000  # the width the grid is laid out for; panels stay about square at it
+
+
+def _panel_height(n_heads: int) -> int:
+    """Height of one row of small multiples so that each panel is about square."""
+    return int(min(260, max(70, OVERVIEW_WIDTH / max(n_heads, 1))))

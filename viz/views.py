@@ -68,7 +68,8 @@ def overview_figure(trace, sentence: int) -> go.Figure:
     """Every head of every layer as small multiples (downsampled for long inputs)."""
     labels = sentence_labels(trace, sentence)
     patterns = np.stack([trace.stages(layer).pattern[sentence].numpy() for layer in range(trace.n_layers)])
-    return heads_overview(patterns, labels, labels, title=f"{trace.model_name}: attention patterns of every head")
+    masked = ~trace.attend()[sentence, 0].numpy()
+    return heads_overview(patterns, labels, labels, masked=masked, title=f"{trace.model_name}: attention patterns of every head")
 
 
 def positional_figures(pe, similarity, distances, by_distance, base: float, dims: list[int]) -> dict[str, go.Figure]:

@@ -1,0 +1,154 @@
+"""The app in a real browser: Debian's chromium driven by Playwright against `streamlit run` on loopback.
+
+Types a sentence, toggles a head and the mask, downloads exported figures and checks they are a valid
+PNG and SVG, and saves a screenshot of every page in artifacts/screenshots/.
+"""
+
+import io
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import xml.etree.ElementTree as ElementTree
+
+import pytest
+from PIL import Image
+
+from conftest import ROOT
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SHOTS = ROOT / "artifacts" / "screenshots"
+BROWSER_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+pytestmark = pytest.mark.browser
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = free_port()
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        process.kill()
+        pytest.fail("streamlit did not start: " + process.stdout.read().decode()[-2000:])
+    yield url
+    process.terminate()
+    process.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    from playwright.sync_api import sync_playwright
+
+    assert os.path.exists(CHROMIUM), "Debian's chromium is needed: apt-get install chromium"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        context = browser.new_context(viewport={"width": 1500, "height": 1100}, accept_downloads=True)
+        yield context.new_page()
+        browser.close()
+
+
+def settle(page, timeout=60_000):
+    """Wait until the app has finished running its script."""
+    page.wait_for_timeout(400)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout
+    )
+    page.wait_for_timeout(300)
+
+
+def screenshot(page, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1500, "height": 4200})
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+    page.set_viewport_size({"width": 1500, "height": 1100})
+
+
+def svg_texts(locator):
+    return locator.evaluate_all("elements => elements.map(e => e.textContent)")
+
+
+def chart_titles(page):
+    page.wait_for_selector(".js-plotly-plot .gtitle")
+    return svg_texts(page.locator(".js-plotly-plot .gtitle"))
+
+
+def test_type_toggle_download_and_screenshot_every_page(server, page, tmp_path):
+    page.goto(server)
+    settle(page)
+    page.get_by_role("link", name="Attention").first.click()
+    settle(page)
+    assert any("toy · layer 0 · head 0" in t for t in chart_titles(page))
+
+    text = page.get_by_role("textbox", name="Sentences, one per line")
+    text.fill("The cat sat on the mat.")
+    text.press("Control+Enter")
+    settle(page)
+    ticks = svg_texts(page.locator(".js-plotly-plot").first.locator(".xtick text"))
+    assert ticks[:7] == ["the", "cat", "sat", "on", "the", "mat", "."]
+
+    heads = page.locator("[data-testid=stMultiSelect]").filter(has_text="Heads")
+    heads.locator("input").click()
+    page.get_by_role("option", name="head 1").click()
+    page.keyboard.press("Escape")
+    settle(page)
+    assert any("head 1" in t for t in chart_titles(page))
+
+    page.locator("[data-testid=stSelectbox]").filter(has_text="Mask").click()
+    page.get_by_role("option", name="none (every key visible)").click()
+    settle(page)
+    assert any("mask none" in t for t in chart_titles(page))
+    assert "mask=none" in page.url and "heads=0%2C1" in page.url
+
+    with page.expect_download(timeout=90_000) as png_download:
+        page.get_by_role("button", name="PNG").first.click()
+    png = tmp_path / "figure.png"
+    png_download.value.save_as(png)
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert Image.open(io.BytesIO(png.read_bytes())).size[0] >= 1000
+
+    with page.expect_download(timeout=90_000) as svg_download:
+        page.get_by_role("button", name="SVG").first.click()
+    svg = tmp_path / "figure.svg"
+    svg_download.value.save_as(svg)
+    root = ElementTree.fromstring(svg.read_bytes())
+    assert root.tag.endswith("svg")
+    assert "mat" in svg.read_text()
+
+    screenshot(page, "3-attention")
+    for name, label in (("0-home", "Home"), ("1-tokens", "Tokens"), ("2-positional-encoding", "Positional encoding"), ("4-embeddings", "Embeddings")):
+        page.get_by_role("link", name=label).first.click()
+        settle(page)
+        assert page.locator("[data-testid=stException]").count() == 0
+        screenshot(page, name)
+    assert page.get_by_role("textbox", name="Sentences, one per line").input_value() == "The cat sat on the mat."  # kept across pages
