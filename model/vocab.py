@@ -39,7 +39,7 @@ food bread cake apple milk tea coffee water soup meat rice
 red blue green yellow black white brown
 head hand hands eye eyes face heart feet arm
 thing things way place world life part side end name number
-sat on mat
+sat on mat rowed picked win heard grew opened won flooded apples pulled dinner muddy
 """.split()
 
 TOY_WORDS: list[str] = list(dict.fromkeys(_WORDS + _PUNCTUATION.split()))

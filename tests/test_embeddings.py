@@ -13,7 +13,7 @@ MONEY = "Write a poem about a man withdrawing money from a bank."
 
 
 def test_projection_of_toy_model_reports_missing_and_draws_arrows():
-    trace = load_model("toy").trace([RIVER, "The cat sat on the mat.", MONEY])
+    trace = load_model("toy-random").trace([RIVER, "The cat sat on the mat.", MONEY])
     projection = embedding_projection(trace, "bank", ("river", "money"), layer=1)
     assert projection.missing == [1]
     assert [a["label"] for a in projection.arrows] == ["bank (s1)", "bank (s3)"]
@@ -29,7 +29,7 @@ def test_projection_of_toy_model_reports_missing_and_draws_arrows():
 
 
 def test_absent_word_is_reported_not_an_error():
-    trace = load_model("toy").trace(["The cat sat on the mat."])
+    trace = load_model("toy-random").trace(["The cat sat on the mat."])
     projection = embedding_projection(trace, "bank")
     assert projection.missing == [0] and projection.points == [] and projection.arrows == []
 

@@ -26,7 +26,7 @@ def recompose_logits(model: ToyModel, trace):
 
 
 def test_forward_equals_recomposed_trace():
-    model = load_model("toy", n_layers=3)
+    model = load_model("toy-random", n_layers=3)
     trace = model.trace(SENTENCES, mask="causal+padding", temperature=1.7)
     with torch.no_grad():
         logits = model.module(trace.input_ids, trace.key_valid, trace.mask, trace.scale, trace.temperature)
@@ -76,7 +76,7 @@ def test_save_and_load_round_trip(tmp_path):
 
 
 def test_toy_options_shape_the_trace():
-    model = load_model("toy", tokenizer="gpt2-bpe", n_heads=8, d_model=32, pe_base=10.0, causal=False)
+    model = load_model("toy-random", tokenizer="gpt2-bpe", n_heads=8, d_model=32, pe_base=10.0, causal=False)
     trace = model.trace("hello world")
     assert trace.q.shape == (2, 1, 8, 2, 4)  # [n_layers, batch, head, pos, d_head]
     assert trace.mask == MaskSpec(causal=False, padding=True)
@@ -85,14 +85,14 @@ def test_toy_options_shape_the_trace():
 
 
 def test_long_input_is_cut_to_context_with_notice():
-    model = load_model("toy", n_ctx=16)
+    model = load_model("toy-random", n_ctx=16)
     trace = model.trace("the cat " * 20)
     assert trace.input_ids.shape[1] == 16
     assert any("16" in n and "40" in n for n in trace.notices)
 
 
 def test_trace_does_not_hold_every_stage_of_every_head():
-    model = load_model("toy", n_heads=8, d_model=64)
+    model = load_model("toy-random", n_heads=8, d_model=64)
     trace = model.trace(" ".join(["cat"] * 512))
     held = sum(
         value.numel() * value.element_size()

@@ -16,7 +16,8 @@ DEFAULT_TEXT = (
     "Write a poem about a man withdrawing money from a bank."
 )
 BUILTIN_MODELS = {
-    "toy": "Toy transformer (built in, offline)",
+    "toy": "Toy transformer, trained (built in)",
+    "toy-random": "Toy transformer, random weights (before training)",
     "minilm": "all-MiniLM-L6-v2 (pretrained BERT, bundled, offline)",
     "distilbert-base-uncased": "DistilBERT base uncased (Hugging Face Hub)",
     "gpt2": "GPT-2 small (Hugging Face Hub)",

@@ -36,8 +36,8 @@ MASK_LABELS = {
 @st.cache_resource(max_entries=4, show_spinner=False)
 def cached_model(name: str, tok: str) -> TracedModel:
     """Models load once per process (and per toy tokenizer)."""
-    if name == "toy":
-        return load_model("toy", tokenizer=tok)
+    if name == "toy-random":
+        return load_model("toy-random", tokenizer=tok)
     _, allow_local = custom_models_allowed()
     return load_model(name, allow_local=allow_local)
 
@@ -145,7 +145,7 @@ def sidebar() -> View:
             placeholder="bert-base-uncased",
             help="BERT, DistilBERT and GPT-2 family models with safetensors weights.",
         )
-    if model.is_toy:
+    if model.name == "toy-random":
         side.selectbox("Toy tokenizer", list(TOY_TOKENIZERS), key="w_tok", format_func=TOY_TOKENIZERS.get)
     if problem is not None:
         st.session_state["settings"] = settings

@@ -23,8 +23,8 @@ FORMATS = ("png", "svg", "html", "csv")
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m viz.export", description=__doc__.split("\n\n")[0])
     parser.add_argument("--text", action="append", required=True, help="a sentence (repeat for a batch)")
-    parser.add_argument("--model", default="toy", help="toy, minilm, a Hugging Face id or a local folder")
-    parser.add_argument("--tokenizer", default="word", choices=["word", "char", "gpt2-bpe"], help="the toy model's tokenizer")
+    parser.add_argument("--model", default="toy", help="toy (trained), toy-random, minilm, a Hugging Face id or a local folder")
+    parser.add_argument("--tokenizer", default="word", choices=["word", "char", "gpt2-bpe"], help="tokenizer of toy-random")
     parser.add_argument("--out", required=True, type=Path, help="folder to write into (created if needed)")
     parser.add_argument("--layer", type=int, default=0)
     parser.add_argument("--head", type=int, action="append", help="head to draw (repeat; default 0)")
@@ -45,7 +45,7 @@ def build_figures(args: argparse.Namespace):
     from model import MaskSpec, cosine_similarity_matrix, load_model, similarity_by_distance, sinusoidal_positional_encoding
     from model.embeddings import embedding_projection
 
-    model = load_model(args.model, tokenizer=args.tokenizer) if args.model == "toy" else load_model(args.model)
+    model = load_model(args.model, tokenizer=args.tokenizer) if args.model == "toy-random" else load_model(args.model)
     mask = MaskSpec.parse(args.mask) if args.mask else None
     run = model.trace(args.text, mask=mask, scale=not args.no_scale, temperature=args.temperature)
     trace = run if model.is_toy else run.with_view(run.mask if mask is None else mask, not args.no_scale, args.temperature)
