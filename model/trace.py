@@ -110,6 +110,29 @@ class Trace:
             temperature=self.temperature if temperature is None else temperature,
         )
 
+    def next_token(self, sentence: int, id_to_text, temperature: float = 1.0, k: int = 10) -> dict:
+        """The model's prediction after the last token of one sentence.
+
+        logits = W_U · LayerNorm(h_last) + b;  p = softmax(logits / temperature). Returns the top `k`
+        tokens with their logits and probabilities, and the entropy (bits) of the whole distribution.
+        """
+        if self.last_logits is None:
+            raise ValueError("this model has no language-model head")
+        if not temperature > 0:
+            raise ValueError(f"temperature must be positive, got {temperature!r}")
+        logits = self.last_logits[sentence]  # [d_vocab]
+        probabilities = torch.softmax(logits / temperature, dim=-1)
+        top = torch.topk(probabilities, min(k, probabilities.shape[0]))
+        entropy = -(probabilities * torch.log2(probabilities.clamp_min(1e-30))).sum()
+        return dict(
+            tokens=[id_to_text(int(i)) for i in top.indices],
+            ids=[int(i) for i in top.indices],
+            logits=[float(logits[i]) for i in top.indices],
+            probabilities=[float(p) for p in top.values],
+            entropy=float(entropy),
+            temperature=float(temperature),
+        )
+
     def word_vectors(self, sentence: int, layer: int | None) -> list[tuple[str, Tensor]]:
         """The words of one sentence with one vector each (the mean of its pieces).
 

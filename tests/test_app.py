@@ -176,3 +176,48 @@ def test_embeddings_page_reports_missing_word_and_draws_arrows():
     assert len(arrows) == 2
     at.text_input(key="w_target").set_value("zebra").run()
     assert any("occurs in none" in w.value for w in at.warning)
+
+
+def test_next_token_page_lists_probabilities_that_follow_the_temperature():
+    at = start()
+    at.sidebar.text_area(key="w_text").set_value("the woman needed coins and stood at the bank").run()
+    at = on_page(at, "pages/5_Next_token.py")
+    bars = next(t for t in charts(at)[0]["data"] if t["type"] == "bar")
+    from apptest_helpers import decode
+
+    warm = decode(bars["x"])
+    assert len(warm) == 10 and np.all(np.diff(warm) <= 1e-7) and warm.sum() <= 1 + 1e-6
+    table = at.dataframe[0].value
+    assert table["token"].iloc[0] in ("to", "for", "with")  # a money continuation
+    at.slider(key="w_ntemp").set_value(0.3).run()
+    cold = decode(next(t for t in charts(at)[0]["data"] if t["type"] == "bar")["x"])
+    assert cold[0] > warm[0]  # a lower temperature sharpens the distribution
+    last = heatmaps(chart_titled(at, ["Attention of the last token"]))["last query"]
+    assert last.shape == (8, 9)  # 2 layers × 4 heads, 9 tokens
+    np.testing.assert_allclose(last.sum(axis=1), 1, atol=1e-5)
+
+
+def test_train_page_trains_and_every_page_uses_the_new_model():
+    at = on_page(start(), "pages/6_Train.py")
+    at.selectbox[0].set_value(1)  # layers
+    at.selectbox[1].set_value(2)  # heads
+    at.selectbox[2].set_value(32)  # d_model
+    at.number_input[0].set_value(40)  # steps
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("trained for 40 steps" in s.value for s in at.success)
+    assert at.sidebar.selectbox(key="w_model_choice").value == "trained-here"
+    at = on_page(at, "pages/3_Attention.py")
+    spec = chart_titled(at, ["trained-here · layer 0 · head 0"])
+    assert heatmaps(spec)["raw Q·Kᵀ"].shape[0] > 0
+    assert any("one layer" in c.value for c in at.sidebar.caption)
+
+
+def test_a_lesson_opens_its_page_with_its_settings():
+    at = on_page(start(), "pages/7_Lessons.py")
+    at.button(key="lesson_padding").click().run()
+    assert not at.exception
+    spec = chart_titled(at, ["toy · layer 0 · head 0 · mask causal+padding"])
+    pattern = heatmaps(spec)["softmax"]
+    assert spec["layout"]["xaxis"]["ticktext"][:4] == ["a", "dog", "ran", "."]
+    assert np.isnan(pattern[:, 4:]).all()  # the padding of the short sentence

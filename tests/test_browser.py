@@ -146,9 +146,25 @@ def test_type_toggle_download_and_screenshot_every_page(server, page, tmp_path):
     assert "mat" in svg.read_text()
 
     screenshot(page, "3-attention")
-    for name, label in (("0-home", "Home"), ("1-tokens", "Tokens"), ("2-positional-encoding", "Positional encoding"), ("4-embeddings", "Embeddings")):
+    pages = (
+        ("0-home", "Home"), ("1-tokens", "Tokens"), ("2-positional-encoding", "Positional encoding"),
+        ("4-embeddings", "Embeddings"), ("5-next-token", "Next token"), ("6-train", "Train"), ("7-lessons", "Lessons"),
+    )
+    for name, label in pages:
         page.get_by_role("link", name=label).first.click()
         settle(page)
         assert page.locator("[data-testid=stException]").count() == 0
         screenshot(page, name)
     assert page.get_by_role("textbox", name="Sentences, one per line").input_value() == "The cat sat on the mat."  # kept across pages
+
+
+def test_a_lesson_opens_in_the_browser(server, page):
+    page.goto(f"{server}/Lessons")
+    settle(page)
+    page.get_by_role("button", name="Open this lesson").nth(2).click()  # padding in a batch
+    page.wait_for_url("**/Attention**", timeout=60_000)
+    settle(page)
+    assert any("mask causal+padding" in t for t in chart_titles(page))
+    ticks = svg_texts(page.locator(".js-plotly-plot").first.locator(".xtick text"))
+    assert ticks[:4] == ["a", "dog", "ran", "."] and "[PAD]" in ticks
+    screenshot(page, "8-lesson-padding")

@@ -11,6 +11,9 @@ PAGES = (
     ("pages/2_Positional_encoding.py", "Positional encoding", ":material/pin_drop:"),
     ("pages/3_Attention.py", "Attention", ":material/grid_on:"),
     ("pages/4_Embeddings.py", "Embeddings", ":material/scatter_plot:"),
+    ("pages/5_Next_token.py", "Next token", ":material/keyboard_double_arrow_right:"),
+    ("pages/6_Train.py", "Train", ":material/model_training:"),
+    ("pages/7_Lessons.py", "Lessons", ":material/school:"),
 )
 
 

@@ -15,9 +15,11 @@ DEFAULT_TEXT = (
     "Write a poem about a man fishing on a river bank.\n"
     "Write a poem about a man withdrawing money from a bank."
 )
+SESSION_MODEL = "trained-here"
 BUILTIN_MODELS = {
     "toy": "Toy transformer, trained (built in)",
     "toy-random": "Toy transformer, random weights (before training)",
+    SESSION_MODEL: "Toy transformer you trained (this session)",
     "minilm": "all-MiniLM-L6-v2 (pretrained BERT, bundled, offline)",
     "distilbert-base-uncased": "DistilBERT base uncased (Hugging Face Hub)",
     "gpt2": "GPT-2 small (Hugging Face Hub)",
@@ -57,6 +59,8 @@ class Settings:
     pe_d: int = 64
     pe_base: int = 10000
     elayer: int = -1  # embeddings page: the layer drawn as "contextual" (-1 = the last)
+    ntemp: float = 1.0  # next-token page: sampling temperature
+    topk: int = 10  # next-token page: how many tokens to list
 
     @property
     def sentences(self) -> list[str]:
@@ -107,11 +111,13 @@ PARSERS = {
     "pe_d": int,
     "pe_base": int,
     "elayer": int,
+    "ntemp": _temperature,
+    "topk": int,
 }
 PE_BASES = (10, 100, 1000, 10000)
 PE_LIMIT = 512
 CHOICES = {"tok": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES}
-RANGES = {"pe_n": (2, PE_LIMIT), "pe_d": (2, PE_LIMIT), "sent": (0, 10**6), "elayer": (-1, 10**6)}
+RANGES = {"pe_n": (2, PE_LIMIT), "pe_d": (2, PE_LIMIT), "sent": (0, 10**6), "elayer": (-1, 10**6), "topk": (1, 50)}
 
 
 def model_allowed(name: str) -> bool:
@@ -145,12 +151,9 @@ def from_query(params: dict[str, str]) -> tuple[Settings, list[str]]:
             notices.append(f"The link's value for “{f.name}” ({raw[:40]!r}) is not valid; the default is used.")
             continue
         values[f.name] = value
-    if "temp" in values and "temp" in params:
-        try:
-            if float(params["temp"]) != values["temp"]:
-                notices.append(f"Temperature {params['temp']} is outside {TEMPERATURE_RANGE}; set to {values['temp']:g}.")
-        except ValueError:
-            pass
+    for name in ("temp", "ntemp"):
+        if name in values and float(params[name]) != values[name]:
+            notices.append(f"Temperature {params[name]} is outside {TEMPERATURE_RANGE}; set to {values[name]:g}.")
     return replace(defaults, **values), notices
 
 

@@ -11,6 +11,7 @@ from model import InputError, MaskSpec, ModelLoadError, Trace, load_model
 from model.traced import TracedModel
 from ui.settings import (
     BUILTIN_MODELS,
+    SESSION_MODEL,
     MASKS,
     MAX_TEXT_CHARS,
     TEMPERATURE_RANGE,
@@ -65,6 +66,8 @@ def _mask_spec(settings: Settings, model: TracedModel) -> MaskSpec:
 def get_trace(settings: Settings, model: TracedModel) -> Trace:
     mask = _mask_spec(settings, model)
     texts = tuple(settings.sentences)
+    if settings.model == SESSION_MODEL:  # trained in this session: not shared, and fast to run
+        return model.trace(list(texts), mask=mask, scale=settings.scale, temperature=settings.temp)
     if model.is_toy:
         return cached_run(settings.model, settings.tok, texts, mask.name, mask.hidden_keys, settings.scale, settings.temp)
     run = cached_run(settings.model, settings.tok, texts, model.default_mask, (), True, 1.0)
@@ -72,6 +75,10 @@ def get_trace(settings: Settings, model: TracedModel) -> Trace:
 
 
 def _initial_settings() -> Settings:
+    if "pending_settings" in st.session_state:  # a lesson or a training replaced the whole view
+        settings = st.session_state.pop("pending_settings")
+        st.session_state["settings"] = settings
+        return settings
     if "settings" not in st.session_state:
         settings, notices = from_query(st.query_params.to_dict())
         st.session_state["settings"] = settings
@@ -96,6 +103,11 @@ def _put(settings: Settings) -> None:
 def _load(settings: Settings, notices: list[str]) -> tuple[Settings, TracedModel]:
     if not settings.model or not model_allowed(settings.model):
         notices.append(f"Model {settings.model!r} is not allowed on this server; using the toy model.")
+        settings = replace(settings, model="toy")
+    if settings.model == SESSION_MODEL:
+        if "session_model" in st.session_state:
+            return settings, st.session_state["session_model"]
+        notices.append("No model has been trained in this session yet (see the Train page); using the toy model.")
         settings = replace(settings, model="toy")
     try:
         with st.spinner(f"Loading {settings.model} (once per server)…"):
@@ -131,7 +143,8 @@ def sidebar() -> View:
         help="Each line is one sentence; several lines make a padded batch.",
     )
     allow_hub, allow_local = custom_models_allowed()
-    choices = list(BUILTIN_MODELS) + ([CUSTOM] if allow_hub or allow_local else [])
+    choices = [m for m in BUILTIN_MODELS if m != SESSION_MODEL or "session_model" in st.session_state]
+    choices += [CUSTOM] if allow_hub or allow_local else []
     side.selectbox(
         "Model",
         choices,
@@ -160,7 +173,10 @@ def sidebar() -> View:
             key="w_sent",
             format_func=lambda i: f"{i + 1}: {trace.texts[i][:40]}",
         )
-    side.slider("Layer", 0, max(model.n_layers - 1, 0), key="w_layer", disabled=model.n_layers == 1)
+    if model.n_layers > 1:
+        side.slider("Layer", 0, model.n_layers - 1, key="w_layer")
+    else:
+        side.caption("Layer 0 (this model has one layer)")
     side.multiselect("Heads", list(range(model.n_heads)), key="w_heads", format_func=lambda h: f"head {h}")
     side.selectbox("Mask", list(MASKS), key="w_mask", format_func=MASK_LABELS.get)
     tokens = [t.text for t in trace.tokens[settings.sent]]
@@ -199,3 +215,8 @@ def guarded():
         if type(error).__name__ in ("StopException", "RerunException"):
             raise
         st.error(f"This view could not be drawn: {error.__class__.__name__}: {error}", icon="⚠️")
+
+
+def apply_settings(settings: Settings) -> None:
+    """Replace the whole view (a lesson, a freshly trained model): the next run draws it."""
+    st.session_state["pending_settings"] = settings

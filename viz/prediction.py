@@ -1,0 +1,59 @@
+"""Figures of a model's next-token prediction."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from viz.labels import safe_label
+from viz.theme import SCREEN_TEMPLATE, SEQUENTIAL
+
+
+def next_token_figure(tokens: list[str], probabilities: list[float], *, title: str) -> go.Figure:
+    """Top-k next tokens as horizontal bars, most likely on top; x is the probability in [0, 1]."""
+    labels = [safe_label(t) for t in tokens]
+    fig = go.Figure(
+        go.Bar(
+            x=[float(p) for p in probabilities],
+            y=list(range(len(labels))),
+            orientation="h",
+            text=[f"{p:.1%}" for p in probabilities],
+            textposition="outside",
+            marker=dict(color=[float(p) for p in probabilities], colorscale=SEQUENTIAL, cmin=0, cmax=1),
+            hovertemplate="%{customdata}: %{x:.4f}<extra></extra>",
+            customdata=labels,
+            name="probability",
+        )
+    )
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        xaxis=dict(title="probability", range=[0, 1.08]),
+        yaxis=dict(title="next token", tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed"),
+        height=max(300, 60 + 28 * len(labels)),
+    )
+    return fig
+
+
+def last_row_figure(rows, key_labels: list[str], row_labels: list[str], *, title: str) -> go.Figure:
+    """What the last token attended to: one row per head, one column per key; weights in [0, 1]."""
+    fig = go.Figure(
+        go.Heatmap(
+            z=rows,
+            x=list(range(len(key_labels))),
+            y=list(range(len(row_labels))),
+            colorscale=SEQUENTIAL,
+            zmin=0,
+            zmax=1,
+            colorbar=dict(title=dict(text="weight")),
+            hoverongaps=False,
+            name="last query",
+        )
+    )
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        xaxis=dict(title="key (attended to)", tickmode="array", tickvals=list(range(len(key_labels))), ticktext=[safe_label(k) for k in key_labels]),
+        yaxis=dict(tickmode="array", tickvals=list(range(len(row_labels))), ticktext=row_labels, autorange="reversed"),
+        height=max(260, 90 + 26 * len(row_labels)),
+    )
+    return fig
