@@ -10,7 +10,7 @@ from torch import Tensor, nn
 from model.attention import MaskSpec
 from model.tokenizers import HFTokenizer, Tokenizer
 from model.toy import ToyTransformer
-from model.trace import Trace, last_position_logits, pad_batch, prepare_texts
+from model.trace import InputError, Trace, last_position_logits, pad_batch, prepare_texts
 
 
 class TracedModel:
@@ -78,6 +78,12 @@ class TracedModel:
             mask = MaskSpec(mask.causal, mask.padding, tuple(sorted(set(hide))))
         texts, notices = prepare_texts(texts)
         token_lists, cut = self.tokenize(texts)
+        if not all(token_lists):
+            kept = [(text, tokens) for text, tokens in zip(texts, token_lists) if tokens]
+            notices.append(f"{len(texts) - len(kept)} sentence(s) gave no token and were skipped.")
+            if not kept:
+                raise InputError("None of the sentences gives a single token: type some words.")
+            texts, token_lists = [k[0] for k in kept], [k[1] for k in kept]
         input_ids, key_valid = pad_batch(token_lists, self.tokenizer.pad_id)
         with torch.no_grad():
             run = self._run(input_ids, key_valid, mask, scale, temperature)

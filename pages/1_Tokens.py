@@ -3,6 +3,7 @@ import streamlit as st
 
 from model.loading import wordpiece_tokenizer
 from model.tokenizers import get_tokenizer
+from ui.text import md
 from ui import download_all, guarded, page, show_figure
 from viz import tokens_figure
 from viz.views import token_rows, tokens_figures
@@ -29,7 +30,7 @@ def table_of(tokens):
 
 
 with guarded():
-    st.subheader(f"What {view.model.name} reads")
+    st.subheader(f"What {md(view.model.name)} reads")
     for (figure_id, figure), (index, tokens) in zip(tokens_figures(trace, view.model.tokenizer.label).items(), enumerate(trace.tokens)):
         show_figure(figure, figure_id)
         with st.expander(f"Token ids of sentence {index + 1}"):

@@ -1,6 +1,7 @@
 import streamlit as st
 
 from model import cosine_similarity_matrix, similarity_by_distance, sinusoidal_positional_encoding
+from ui.text import md
 from ui import download_all, guarded, page, show_figure
 from ui.settings import PE_BASES, PE_LIMIT
 from viz import input_composition_figure, position_similarity_heatmap, similarity_by_distance_figure
@@ -41,7 +42,7 @@ with guarded():
     with right:
         show_figure(figures["pe-similarity-by-distance"], "pe-similarity-by-distance")
     if not model.is_toy:
-        st.markdown(f"{model.name} **learns** its position vectors instead. Their similarity, beside the sinusoidal one:")
+        st.markdown(f"{md(model.name)} **learns** its position vectors instead. Their similarity, beside the sinusoidal one:")
         learned_similarity = cosine_similarity_matrix(model.position_matrix(n))
         learned_distances, learned_means = similarity_by_distance(learned_similarity)
         left, right = st.columns(2)
@@ -66,7 +67,7 @@ with guarded():
     if model.is_toy:
         st.markdown(f"For the toy model (d_model = {model.d_model}, base {model.module.config.pe_base:g}), sentence {s.sent + 1}:")
     else:
-        st.markdown(f"{model.name} learns its position vectors instead of computing them; sentence {s.sent + 1}:")
+        st.markdown(f"{md(model.name)} learns its position vectors instead of computing them; sentence {s.sent + 1}:")
     show_figure(
         input_composition_figure(trace.static_embeddings[s.sent, :count].numpy(), trace.positional[:count].numpy(), labels),
         "input-composition",

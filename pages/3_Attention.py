@@ -2,6 +2,7 @@ import pandas as pd
 import streamlit as st
 
 from model.attention import worked_example
+from ui.text import md
 from ui import download_all, guarded, page, show_figure
 from viz.views import overview_figure, scaling_figures, sentence_labels, stages_of_head
 
@@ -59,7 +60,7 @@ with guarded():
         ("÷ row sum", f"Σ exp over allowed keys = {step['row_sum']:.4f}", f"{step['weight']:.4f}"),
     ]
     st.dataframe(pd.DataFrame(rows, columns=["step", "what", "value"]), hide_index=True, width="stretch")
-    st.caption(f"Head {head}, layer {s.layer}: “{labels[query]}” gives weight {step['weight']:.4f} to “{labels[key]}”.")
+    st.caption(f"Head {head}, layer {s.layer}: “{md(labels[query])}” gives weight {step['weight']:.4f} to “{md(labels[key])}”.")
 
     st.subheader("Every head of every layer")
     st.markdown("Small multiples of the softmax pattern; large inputs are averaged into blocks. Open one below.")

@@ -2,6 +2,7 @@ import pandas as pd
 import streamlit as st
 
 from model.embeddings import embedding_projection
+from ui.text import md
 from ui import download_all, guarded, page, show_figure
 from viz.views import embedding_figures
 
@@ -31,9 +32,9 @@ with guarded():
     projection = embedding_projection(trace, target, references, layer=None if elayer == -1 else elayer)
 
     for sentence in projection.missing:
-        st.info(f"“{target}” does not occur in sentence {sentence + 1}: {trace.texts[sentence][:80]}", icon="ℹ️")
+        st.info(f"“{md(target)}” does not occur in sentence {sentence + 1}: {md(trace.texts[sentence][:80])}", icon="ℹ️")
     if not projection.arrows:
-        st.warning(f"“{target}” occurs in none of the sentences: type it in a sentence, or choose another word.")
+        st.warning(f"“{md(target)}” occurs in none of the sentences: type it in a sentence, or choose another word.")
     else:
         for figure_id, figure in embedding_figures(projection, view.model.name).items():
             show_figure(figure, figure_id)

@@ -2,8 +2,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from ui.text import md
 from ui import download_all, guarded, page, show_figure
 from ui.settings import TEMPERATURE_RANGE
+from viz.labels import safe_label
 from viz.prediction import last_row_figure, next_token_figure
 from viz.views import sentence_labels
 
@@ -20,7 +22,7 @@ st.latex(r"z = W_U \,\mathrm{LayerNorm}(h_{\text{last}}) + b \qquad p_i = \frac{
 with guarded():
     if trace.last_logits is None:
         st.info(
-            f"{model.name} has no language-model head here: the next-token view needs the toy model "
+            f"{md(model.name)} has no language-model head here: the next-token view needs the toy model "
             "(trained or with random weights).",
             icon="ℹ️",
         )
@@ -38,7 +40,7 @@ with guarded():
         next_token_figure(
             prediction["tokens"],
             prediction["probabilities"],
-            title=f"After “{trace.texts[s.sent][-50:]}” ({model.name}, T = {temperature:g}): the {k} most likely next tokens",
+            title=f"After “{safe_label(trace.texts[s.sent][-50:])}” ({safe_label(model.name)}, T = {temperature:g}): the {k} most likely next tokens",
         ),
         "next-token",
     )
@@ -60,13 +62,13 @@ with guarded():
         width="stretch",
     )
 
-    st.subheader(f"What “{last}” attended to")
+    st.subheader(f"What “{md(last)}” attended to")
     st.markdown("The last row of every head's pattern: the mix of earlier tokens that fed this prediction.")
     labels = sentence_labels(trace, s.sent)[: len(trace.tokens[s.sent])]
     position = len(labels) - 1
     rows = np.concatenate([trace.stages(layer).pattern[s.sent, :, position, : len(labels)].numpy() for layer in range(trace.n_layers)])
     names = [f"L{layer} H{head}" for layer in range(trace.n_layers) for head in range(trace.n_heads)]
-    show_figure(last_row_figure(rows, labels, names, title=f"Attention of the last token “{last}”, every head"), "last-token-attention")
+    show_figure(last_row_figure(rows, labels, names, title=f"Attention of the last token “{safe_label(last)}”, every head"), "last-token-attention")
     st.page_link("pages/3_Attention.py", label="Open the full attention of this sentence", icon=":material/grid_on:")
 
 download_all("next-token")

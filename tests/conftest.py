@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
+import subprocess
 import sys
+import tempfile
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -84,6 +90,56 @@ def tiny_model_dir(tmp_path_factory):
         return built[kind]
 
     return make
+
+
+server_pid: list[int] = []  # the pid of the running test server, for memory readings
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+BROWSER_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A real `streamlit run app.py` on a free loopback port (offline), stopped after the module."""
+    port = free_port()
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    log = tempfile.TemporaryFile()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        process.kill()
+        log.seek(0)
+        pytest.fail("streamlit did not start: " + log.read().decode()[-2000:])
+    server_pid.append(process.pid)
+    yield url
+    server_pid.remove(process.pid)
+    process.terminate()
+    process.wait(timeout=20)
+
 
 
 def pytest_configure(config):

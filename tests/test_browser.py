@@ -6,12 +6,6 @@ PNG and SVG, and saves a screenshot of every page in artifacts/screenshots/.
 
 import io
 import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 import xml.etree.ElementTree as ElementTree
 
 import pytest
@@ -19,50 +13,10 @@ from PIL import Image
 
 from conftest import ROOT
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+from conftest import BROWSER_ARGS, CHROMIUM
+
 SHOTS = ROOT / "artifacts" / "screenshots"
-BROWSER_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
 pytestmark = pytest.mark.browser
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server():
-    port = free_port()
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        process.kill()
-        pytest.fail("streamlit did not start: " + process.stdout.read().decode()[-2000:])
-    yield url
-    process.terminate()
-    process.wait(timeout=20)
 
 
 @pytest.fixture(scope="module")

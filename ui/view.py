@@ -9,6 +9,7 @@ import streamlit as st
 
 from model import InputError, MaskSpec, ModelLoadError, Trace, load_model
 from model.traced import TracedModel
+from ui.text import md
 from ui.settings import (
     BUILTIN_MODELS,
     SESSION_MODEL,
@@ -113,7 +114,7 @@ def _load(settings: Settings, notices: list[str]) -> tuple[Settings, TracedModel
         with st.spinner(f"Loading {settings.model} (once per server)…"):
             return settings, cached_model(settings.model, settings.tok)
     except ModelLoadError as error:
-        st.error(str(error), icon="⚠️")
+        st.error(md(error), icon="⚠️")
         notices.append("Showing the toy model instead.")
         settings = replace(settings, model="toy")
         return settings, cached_model("toy", settings.tok)
@@ -162,7 +163,7 @@ def sidebar() -> View:
         side.selectbox("Toy tokenizer", list(TOY_TOKENIZERS), key="w_tok", format_func=TOY_TOKENIZERS.get)
     if problem is not None:
         st.session_state["settings"] = settings
-        st.warning(str(problem), icon="✍️")
+        st.warning(md(problem), icon="✍️")
         st.stop()
 
     side.divider()
@@ -200,9 +201,9 @@ def sidebar() -> View:
     st.session_state["settings"] = settings
     st.query_params.from_dict(to_query(settings))
     for notice in dict.fromkeys(notices):
-        st.info(notice, icon="ℹ️")
+        st.info(md(notice), icon="ℹ️")
     if trace.what_if:
-        st.caption(trace.what_if)
+        st.caption(md(trace.what_if))
     return View(settings, model, trace, notices)
 
 
@@ -214,7 +215,7 @@ def guarded():
     except Exception as error:
         if type(error).__name__ in ("StopException", "RerunException"):
             raise
-        st.error(f"This view could not be drawn: {error.__class__.__name__}: {error}", icon="⚠️")
+        st.error(f"This view could not be drawn: {error.__class__.__name__}: {md(error)}", icon="⚠️")
 
 
 def apply_settings(settings: Settings) -> None:

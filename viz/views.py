@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from viz.attention import attention_heatmap, heads_overview, row_stats_figure, stages_figure
 from viz.embeddings import projection_figure, trajectory_figure
 from viz.positional import pe_curves, pe_heatmap, position_similarity_heatmap, similarity_by_distance_figure
+from viz.labels import safe_label
 from viz.tokens import tokens_figure
 
 STAGE_NAMES = ("scores_raw", "scores_scaled", "scores_masked", "pattern")
@@ -28,7 +29,7 @@ def token_rows(tokens) -> list[dict]:
 
 def tokens_figures(trace, label: str) -> dict[str, go.Figure]:
     return {
-        f"tokens-s{i + 1}": tokens_figure(token_rows(tokens), title=f"Sentence {i + 1}: {len(tokens)} tokens ({label})")
+        f"tokens-s{i + 1}": tokens_figure(token_rows(tokens), title=f"Sentence {i + 1}: {len(tokens)} tokens ({safe_label(label)})")
         for i, tokens in enumerate(trace.tokens)
     }
 
@@ -42,7 +43,7 @@ def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None) -> 
         labels,
         labels,
         masked=~stages.mask[sentence, head].numpy(),
-        title=f"{trace.model_name} · layer {layer} · head {head} · mask {trace.mask.name}",
+        title=f"{safe_label(trace.model_name)} · layer {layer} · head {head} · mask {trace.mask.name}",
     )
 
 
@@ -69,7 +70,7 @@ def overview_figure(trace, sentence: int) -> go.Figure:
     labels = sentence_labels(trace, sentence)
     patterns = np.stack([trace.stages(layer).pattern[sentence].numpy() for layer in range(trace.n_layers)])
     masked = ~trace.attend()[sentence, 0].numpy()
-    return heads_overview(patterns, labels, labels, masked=masked, title=f"{trace.model_name}: attention patterns of every head")
+    return heads_overview(patterns, labels, labels, masked=masked, title=f"{safe_label(trace.model_name)}: attention patterns of every head")
 
 
 def positional_figures(pe, similarity, distances, by_distance, base: float, dims: list[int]) -> dict[str, go.Figure]:
@@ -87,15 +88,15 @@ def embedding_figures(projection, model_name: str) -> dict[str, go.Figure]:
     """Static → contextual arrows on a PCA plane, and the trajectory through the layers."""
     if not projection.arrows:
         return {}
-    target = projection.target
+    target, model_name = safe_label(projection.target), safe_label(model_name)
     pc1, pc2 = projection.explained_variance
     return {
-        f"projection-{target}-L{projection.layer}": projection_figure(
+        f"projection-{projection.target}-L{projection.layer}": projection_figure(
             projection.points,
             projection.arrows,
             title=f"“{target}”: static → after layer {projection.layer} ({model_name}); PC 1 {pc1:.0%}, PC 2 {pc2:.0%} of variance",
         ),
-        f"trajectory-{target}": trajectory_figure(
+        f"trajectory-{projection.target}": trajectory_figure(
             projection.tracks, title=f"“{target}” layer by layer: static, input, then after each layer"
         ),
     }
