@@ -4,8 +4,11 @@ from model import cosine_similarity_matrix, similarity_by_distance, sinusoidal_p
 from ui.text import md
 from ui import download_all, guarded, page, show_figure
 from ui.settings import PE_BASES, PE_LIMIT
-from viz import input_composition_figure, position_similarity_heatmap, similarity_by_distance_figure
-from viz.views import positional_figures, sentence_labels
+from viz import input_composition_figure, similarity_by_distance_figure
+from viz.labels import safe_label
+from viz.views import positional_figures, sentence_labels, similarity_figure
+
+COMPOSITION_TOKENS = 64  # rows of the embedding + position figure
 
 view = page("Positional encoding", ":material/pin_drop:")
 st.markdown(
@@ -48,7 +51,7 @@ with guarded():
         left, right = st.columns(2)
         with left:
             show_figure(
-                position_similarity_heatmap(learned_similarity.numpy(), title=f"{model.name}: learned position embeddings"),
+                similarity_figure(learned_similarity.numpy(), f"{safe_label(model.name)}: learned position embeddings"),
                 "learned-position-similarity",
             )
         with right:
@@ -62,8 +65,10 @@ with guarded():
 
     trace, s = view.trace, view.settings
     st.subheader("Token embedding + position = what the first layer reads")
-    count = len(trace.tokens[s.sent])
+    count = min(len(trace.tokens[s.sent]), COMPOSITION_TOKENS)
     labels = sentence_labels(trace, s.sent)[:count]
+    if len(trace.tokens[s.sent]) > count:
+        st.caption(f"The first {count} tokens of {len(trace.tokens[s.sent])}.")
     if model.is_toy:
         st.markdown(f"For the toy model (d_model = {model.d_model}, base {model.module.config.pe_base:g}), sentence {s.sent + 1}:")
     else:

@@ -4,7 +4,7 @@ import streamlit as st
 from model.attention import worked_example
 from ui.text import md
 from ui import download_all, guarded, page, show_figure
-from viz.views import overview_figure, scaling_figures, sentence_labels, stages_of_head
+from viz.views import FULL_RESOLUTION, overview_figure, pattern_of_head, scaling_figures, sentence_labels, stages_of_head
 
 view = page("Attention", ":material/grid_on:")
 trace, s = view.trace, view.settings
@@ -25,8 +25,12 @@ with guarded():
     columns[2].latex(r"S''_{ij} = \begin{cases} S'_{ij} & \text{key } j \text{ allowed} \\ -\infty & \text{masked} \end{cases}")
     columns[3].latex(r"A = \operatorname{softmax}(S'' / T),\; T = %g" % s.temp)
 
+    long_input = len(labels) > FULL_RESOLUTION
     for head in s.heads:
         show_figure(stages_of_head(trace, b, s.layer, head, stages), f"stages-L{s.layer}-H{head}")
+        if long_input:
+            st.caption(f"More than {FULL_RESOLUTION} tokens: the panels show means of blocks; the full-resolution pattern follows.")
+            show_figure(pattern_of_head(trace, b, s.layer, head, stages), f"pattern-L{s.layer}-H{head}")
         if stages.fully_masked_rows[b, head].any():
             st.caption("Rows whose every key is masked attend to nothing: their weights are all 0 (no NaN).")
 

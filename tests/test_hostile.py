@@ -55,8 +55,11 @@ def test_ten_thousand_characters_are_cut_to_the_context_with_a_notice():
     at.sidebar.text_area(key="w_text").set_value(("the cat sat on the mat . " * 400)[:10_000]).run()
     at = on_page(at, "pages/3_Attention.py")
     assert any("only the first 512" in i.value for i in at.info)
-    spec = chart_titled(at, ["head 0 ·"])
-    assert heatmaps(spec)["softmax"].shape == (512, 512)
+    blocks = heatmaps(chart_titled(at, ["head 0 ·", "means of 4×4 blocks"]))["softmax"]
+    assert blocks.shape == (128, 128)  # side-by-side panels: block means
+    full = next(iter(heatmaps(chart_titled(at, ["head 0: softmax pattern, every token"])).values()))
+    assert full.shape == (512, 512)  # one full-resolution heatmap
+    np.testing.assert_allclose(np.nansum(full, axis=1), 1, atol=1e-4)
 
 
 def test_hundreds_of_sentences_are_bounded_with_a_notice():

@@ -418,14 +418,13 @@ def heads_overview(
 ) -> go.Figure:
     """Small multiples of every head's pattern: rows are layers, columns heads.
 
-    ``patterns`` is ``[n_layers, n_heads, query_pos, key_pos]``. All panels
-    share one colour scale fixed to [0, 1], so a bright cell means the same
-    weight everywhere. Panels larger than ``max_cells`` per side are reduced
-    by block averaging (see ``downsample``) to keep the figure small: 6 × 12
-    heads at 512 tokens are sent as 48 × 48 blocks. Panels carry no tick
-    labels; hover names the tokens (small inputs) or the block's first
-    position (downsampled inputs). ``layer_names`` label the rows on the
-    right; ``masked`` (``[query_pos, key_pos]``) turns masked cells into gaps.
+    ``patterns`` is ``[n_layers, n_heads, query_pos, key_pos]``. The panels are tiled into one
+    heatmap (one trace, so a 6 × 12 grid builds and draws fast), separated by gaps, all on one
+    colour scale fixed to [0, 1], so a bright cell means the same weight everywhere. Panels larger
+    than ``max_cells`` per side are reduced by block averaging (see ``downsample``): 6 × 12 heads
+    at 512 tokens are sent as 48 × 48 blocks each. The x axis names the heads, the y axis the layers
+    (``layer_names`` if given); hover gives the weight. ``masked`` (``[query_pos, key_pos]``) turns
+    masked cells into gaps. ``overview_panel`` cuts one head's panel back out.
     """
     values = as_float32(patterns, ndim=4, name="patterns")  # [layer, head, query_pos, key_pos]
     n_layers, n_heads, n_query, n_key = values.shape
@@ -438,57 +437,67 @@ def heads_overview(
     k_labels = position_labels(check_labels(key_labels, n_key, "key_labels"))
     if layer_names is not None and len(layer_names) != n_layers:
         raise ValueError(f"{len(layer_names)} layer_names for {n_layers} layers")
-
-    query_starts = _block_edges(n_query, max_cells)[:-1]
-    key_starts = _block_edges(n_key, max_cells)[:-1]
     reduced = n_query > max_cells or n_key > max_cells
-    with_tokens = not reduced and n_layers * n_heads * n_query * n_key <= max_hover_cells
-    text = _hover_text(q_labels, k_labels) if with_tokens else None
     if reduced:
-        position_hover = "query from %{y}<br>key from %{x}<br>mean weight %{z:.3f}"
-    else:
-        position_hover = "query %{y}<br>key %{x}<br>weight %{z:.3f}"
+        values = downsample(values, max_cells).astype(np.float32)  # [layer, head, query_block, key_block]
+    rows, cols = values.shape[2], values.shape[3]
+    gap = max(1, round(0.12 * max(rows, cols)))
 
-    fig = make_subplots(
-        rows=n_layers,
-        cols=n_heads,
-        subplot_titles=[f"L{layer} H{head}" for layer in range(n_layers) for head in range(n_heads)],
-        row_titles=[str(name) for name in layer_names] if layer_names is not None else None,
-        horizontal_spacing=min(0.02, 0.2 / max(n_heads - 1, 1)),
-        vertical_spacing=min(0.06, 0.3 / max(n_layers - 1, 1)),
-    )
+    height, width = n_layers * (rows + gap) - gap, n_heads * (cols + gap) - gap
+    row_names = [str(name) for name in layer_names] if layer_names is not None else [f"L{layer}" for layer in range(n_layers)]
+    tiled = np.full((height, width), np.nan, dtype=np.float32)  # [layer·query, head·key] with gaps
     for layer in range(n_layers):
         for head in range(n_heads):
-            panel = values[layer, head]  # [query_pos, key_pos]
-            if reduced:
-                panel = downsample(panel, max_cells).astype(np.float32)  # [query_block, key_block]
-            hover = "%{text}<br>weight %{z:.3f}" if with_tokens else position_hover
-            fig.add_trace(
-                go.Heatmap(
-                    z=panel,
-                    x=key_starts,
-                    y=query_starts,
-                    text=text,
-                    coloraxis="coloraxis",
-                    hoverongaps=False,
-                    hovertemplate=f"L{layer} H{head}<br>{hover}<extra></extra>",
-                    name=f"L{layer} H{head}",
-                ),
-                row=layer + 1,
-                col=head + 1,
-            )
+            top, left = layer * (rows + gap), head * (cols + gap)
+            tiled[top : top + rows, left : left + cols] = values[layer, head]
 
-    fig.update_xaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, ticks="", showgrid=False, zeroline=False, autorange="reversed")
-    fig.update_annotations(font_size=11)
+    fig = go.Figure(
+        go.Heatmap(
+            z=tiled,
+            coloraxis="coloraxis",
+            hoverongaps=False,
+            hovertemplate="weight %{z:.3f}<extra></extra>",
+            name="every head",
+        )
+    )
+    fig.update_xaxes(
+        tickmode="array",
+        tickvals=[head * (cols + gap) + (cols - 1) / 2 for head in range(n_heads)],
+        ticktext=[f"H{head}" for head in range(n_heads)],
+        side="top",
+        showgrid=False,
+        zeroline=False,
+        constrain="domain",
+        title="head",
+    )
+    fig.update_yaxes(
+        tickmode="array",
+        tickvals=[layer * (rows + gap) + (rows - 1) / 2 for layer in range(n_layers)],
+        ticktext=row_names,
+        autorange="reversed",
+        showgrid=False,
+        zeroline=False,
+        scaleanchor="x",
+        title="layer",
+    )
     fig.update_layout(
         template=SCREEN_TEMPLATE,
         title=dict(text=title),
-        plot_bgcolor=MASK_COLOR,
+        plot_bgcolor="white",
         coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=1.0, colorbar=dict(title=dict(text="weight"))),
         height=OVERVIEW_MARGIN + n_layers * _panel_height(n_heads),
+        meta=dict(panel_rows=rows, panel_cols=cols, gap=gap, n_layers=n_layers, n_heads=n_heads),
     )
     return fig
+
+
+def overview_panel(fig: go.Figure, layer: int, head: int) -> np.ndarray:
+    """The panel of one head cut back out of a `heads_overview` figure: `[query, key]` (or blocks)."""
+    meta = fig.layout.meta
+    rows, cols, gap = meta["panel_rows"], meta["panel_cols"], meta["gap"]
+    z = np.asarray(fig.data[0].z, dtype=np.float32)
+    top, left = layer * (rows + gap), head * (cols + gap)
+    return z[top : top + rows, left : left + cols]
 
 
 OVERVIEW_MARGIN = 140  # title, colour bar and subplot titles, in pixels

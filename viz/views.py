@@ -8,13 +8,29 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.attention import attention_heatmap, heads_overview, row_stats_figure, stages_figure
+from viz.attention import attention_heatmap, downsample, heads_overview, row_stats_figure, stages_figure
 from viz.embeddings import projection_figure, trajectory_figure
 from viz.positional import pe_curves, pe_heatmap, position_similarity_heatmap, similarity_by_distance_figure
 from viz.labels import safe_label
 from viz.tokens import tokens_figure
 
 STAGE_NAMES = ("scores_raw", "scores_scaled", "scores_masked", "pattern")
+FULL_RESOLUTION = 128  # beyond this many tokens, side-by-side panels are averaged in blocks
+
+
+def fit(matrices: dict[str, np.ndarray], labels: list[str], masked: np.ndarray, limit: int = FULL_RESOLUTION):
+    """Block-average `[query_pos, key_pos]` matrices larger than `limit` per side, for side-by-side panels.
+
+    Returns the matrices, block labels ("the…" = the block starting at that token), the blocks'
+    mask (a block is masked when all its cells are), and the block size (1 when nothing changed).
+    """
+    n = len(labels)
+    if n <= limit:
+        return matrices, labels, masked, 1
+    starts = np.linspace(0, n, limit + 1).astype(int)[:-1]
+    reduced = {name: downsample(np.where(masked, np.nan, m) if name in ("scores_masked", "pattern") else m, limit) for name, m in matrices.items()}
+    block_masked = np.isnan(downsample(np.where(masked, np.nan, 1.0), limit))
+    return reduced, [f"{labels[i]}…" for i in starts], block_masked, int(np.ceil(n / limit))
 
 
 def sentence_labels(trace, sentence: int) -> list[str]:
@@ -35,15 +51,35 @@ def tokens_figures(trace, label: str) -> dict[str, go.Figure]:
 
 
 def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None) -> go.Figure:
-    """The four stages of one head side by side, masked cells as gaps."""
+    """The four stages of one head side by side, masked cells as gaps (block means beyond 128 tokens)."""
     stages = stages if stages is not None else trace.stages(layer)
     labels = sentence_labels(trace, sentence)
+    matrices, labels, masked, block = fit(
+        {name: getattr(stages, name)[sentence, head].numpy() for name in STAGE_NAMES}, labels, ~stages.mask[sentence, head].numpy()
+    )
+    note = f" · means of {block}×{block} blocks" if block > 1 else ""
     return stages_figure(
-        {name: getattr(stages, name)[sentence, head].numpy() for name in STAGE_NAMES},
+        matrices,
         labels,
         labels,
+        masked=masked,
+        title=f"{safe_label(trace.model_name)} · layer {layer} · head {head} · mask {trace.mask.name}{note}",
+    )
+
+
+def pattern_of_head(trace, sentence: int, layer: int, head: int, stages=None) -> go.Figure:
+    """One head's softmax pattern at full resolution (for inputs too long for side-by-side panels)."""
+    stages = stages if stages is not None else trace.stages(layer)
+    labels = sentence_labels(trace, sentence)
+    return attention_heatmap(
+        stages.pattern[sentence, head].numpy(),
+        labels,
+        labels,
+        title=f"{safe_label(trace.model_name)} · layer {layer} · head {head}: softmax pattern, every token",
+        colorbar_title="weight",
         masked=~stages.mask[sentence, head].numpy(),
-        title=f"{safe_label(trace.model_name)} · layer {layer} · head {head} · mask {trace.mask.name}",
+        zmin=0,
+        zmax=1,
     )
 
 
@@ -53,15 +89,19 @@ def scaling_figures(trace, sentence: int, layer: int, head: int) -> dict[str, go
     scaled = trace.stages(layer, scale=True).pattern[sentence, head].numpy()
     unscaled = trace.stages(layer, scale=False).pattern[sentence, head].numpy()
     masked = ~trace.attend()[sentence, 0].numpy()
-    common = dict(colorbar_title="weight", masked=masked, zmin=0, zmax=1)
+    stats = row_stats_figure(scaled, unscaled, labels, masked=masked)
+    shown, block_labels, block_masked, block = fit({"pattern": scaled, "unscaled": unscaled}, labels, masked)
+    note = f" · means of {block}×{block} blocks" if block > 1 else ""
+    common = dict(colorbar_title="weight", masked=block_masked, zmin=0, zmax=1, max_hover_cells=4096)
     return {
         f"softmax-scaled-L{layer}-H{head}": attention_heatmap(
-            scaled, labels, labels, title=f"softmax(QKᵀ/√{trace.d_head}) · layer {layer} · head {head}", **common
+            shown["pattern"], block_labels, block_labels, title=f"softmax(QKᵀ/√{trace.d_head}) · layer {layer} · head {head}{note}", **common
         ),
         f"softmax-unscaled-L{layer}-H{head}": attention_heatmap(
-            unscaled, labels, labels, title=f"softmax(QKᵀ), no scaling · layer {layer} · head {head}", **common
+            np.where(block_masked, np.nan, shown["unscaled"]), block_labels, block_labels,
+            title=f"softmax(QKᵀ), no scaling · layer {layer} · head {head}{note}", **common
         ),
-        f"row-stats-L{layer}-H{head}": row_stats_figure(scaled, unscaled, labels, masked=masked),
+        f"row-stats-L{layer}-H{head}": stats,
     }
 
 
@@ -73,13 +113,25 @@ def overview_figure(trace, sentence: int) -> go.Figure:
     return heads_overview(patterns, labels, labels, masked=masked, title=f"{safe_label(trace.model_name)}: attention patterns of every head")
 
 
+SIMILARITY_CELLS = 256  # a position-similarity matrix larger than this per side is sent as block means
+
+
+def similarity_figure(similarity, title: str) -> go.Figure:
+    """Cosine similarity between positions, `[pos, pos]`, as block means beyond 256 positions."""
+    n = similarity.shape[0]
+    if n > SIMILARITY_CELLS:
+        similarity = downsample(similarity, SIMILARITY_CELLS)
+        title += f" (means of {int(np.ceil(n / SIMILARITY_CELLS))}×{int(np.ceil(n / SIMILARITY_CELLS))} blocks)"
+    return position_similarity_heatmap(similarity, title=title)
+
+
 def positional_figures(pe, similarity, distances, by_distance, base: float, dims: list[int]) -> dict[str, go.Figure]:
     """The sinusoidal matrix `[pos, d_model]`, chosen dimensions as curves, and similarity between positions."""
     n, d = pe.shape
     return {
         "pe-matrix": pe_heatmap(pe, title=f"Sinusoidal positional encoding ({n} positions × {d} dimensions, base {base:g})"),
         "pe-curves": pe_curves(pe, dims),
-        "pe-similarity": position_similarity_heatmap(similarity, title="Sinusoidal: cosine similarity between positions"),
+        "pe-similarity": similarity_figure(similarity, "Sinusoidal: cosine similarity between positions"),
         "pe-similarity-by-distance": similarity_by_distance_figure(distances, by_distance, label=f"sinusoidal, base {base:g}"),
     }
 
