@@ -53,9 +53,13 @@ class TracedModel:
                     f"Sentence {index + 1} has {len(tokens)} tokens; only the first {self.n_ctx} "
                     "(the model's context) are used."
                 )
-                tokens = tokens[: self.n_ctx]
+                tokens = self._cut(text, tokens)
             token_lists.append(tokens)
         return token_lists, notices
+
+    def _cut(self, text: str, tokens: list) -> list:
+        """The tokens of a sentence cut to the model's context."""
+        return tokens[: self.n_ctx]
 
     def trace(
         self,
@@ -204,18 +208,8 @@ class HFModel(TracedModel):
             raise ValueError("GPT-2 models that scale attention by 1/layer are not supported")
         self.own_scale = bool(getattr(config, "scale_attn_weights", True))
 
-    def tokenize(self, texts: list[str]) -> tuple[list, list[str]]:
-        token_lists, notices = [], []
-        for index, text in enumerate(texts):
-            full = self.tokenizer.encode(text)
-            if len(full) > self.n_ctx:
-                notices.append(
-                    f"Sentence {index + 1} has {len(full)} tokens; only {self.n_ctx} "
-                    "(the model's context) are used."
-                )
-                full = self.tokenizer.encode(text, max_length=self.n_ctx)
-            token_lists.append(full)
-        return token_lists, notices
+    def _cut(self, text: str, tokens: list) -> list:
+        return self.tokenizer.encode(text, max_length=self.n_ctx)  # keeps the closing [SEP]
 
     def position_matrix(self, n_positions: int) -> Tensor:
         table = _get(self.module, self.architecture.position_embeddings).weight
