@@ -20,3 +20,6 @@ run: install
 
 test: install browser
 	$(PYTHON) -m pytest
+
+bench: install browser
+	$(PYTHON) -m bench

@@ -248,7 +248,7 @@ class HFModel(TracedModel):
         n_pos = input_ids.shape[1]
         return dict(
             static_embeddings=self.module.get_input_embeddings()(input_ids),
-            positional=_get(self.module, self.architecture.position_embeddings).weight[:n_pos],
+            positional=_get(self.module, self.architecture.position_embeddings).weight[:n_pos].detach(),
             hidden_states=torch.stack(output.hidden_states),  # [n_layers + 1, batch, pos, d_model]
             q=torch.stack([layer[0] for layer in qkv]),  # [n_layers, batch, head, pos, d_head]
             k=torch.stack([layer[1] for layer in qkv]),

@@ -103,6 +103,11 @@ def test_switching_to_a_pretrained_model():
     assert at.sidebar.slider(key="w_layer").max == 5
     at.sidebar.selectbox(key="w_mask").set_value("causal+padding").run()
     assert any("What-if" in c.value.replace("\\", "") for c in at.caption)
+    for path in PAGES:  # every page draws with a pretrained model too
+        on_page(at, path)
+        assert not at.error, (path, [e.value for e in at.error])
+    learned = chart_titled(at.switch_page("pages/2_Positional_encoding.py").run(), ["minilm", "learned position embeddings"])
+    assert heatmaps(learned)[""].shape == (64, 64)
 
 
 def test_unavailable_model_falls_back_to_toy_with_a_message():

@@ -343,8 +343,8 @@ def test_heads_overview_json_stays_small_for_distilbert_size_at_512_tokens():
     fig = viz.heads_overview(patterns, labels, labels)
     payload = fig.to_json()
     assert len(payload) < 2_000_000
-    assert overview_panel(fig, 5, 11).shape == (48, 48)
-    np.testing.assert_allclose(overview_panel(fig, 0, 0), viz.downsample(patterns[0, 0], 48), rtol=1e-5)
+    assert overview_panel(fig, 5, 11).shape == (32, 32)
+    np.testing.assert_allclose(overview_panel(fig, 0, 0), viz.downsample(patterns[0, 0], 32), rtol=1e-5)
     assert json.loads(payload)["data"][0]["z"]["dtype"] == "f4"
 
 

@@ -410,7 +410,7 @@ def heads_overview(
     query_labels,
     key_labels,
     *,
-    max_cells: int = 48,
+    max_cells: int | None = None,
     layer_names=None,
     masked=None,
     title: str = "Attention patterns of every head",
@@ -422,7 +422,7 @@ def heads_overview(
     heatmap (one trace, so a 6 × 12 grid builds and draws fast), separated by gaps, all on one
     colour scale fixed to [0, 1], so a bright cell means the same weight everywhere. Panels larger
     than ``max_cells`` per side are reduced by block averaging (see ``downsample``): 6 × 12 heads
-    at 512 tokens are sent as 48 × 48 blocks each. The x axis names the heads, the y axis the layers
+    at 512 tokens are sent as 32 × 32 blocks each (48 × 48 for four heads or fewer). The x axis names the heads, the y axis the layers
     (``layer_names`` if given); hover gives the weight. ``masked`` (``[query_pos, key_pos]``) turns
     masked cells into gaps. ``overview_panel`` cuts one head's panel back out.
     """
@@ -437,6 +437,8 @@ def heads_overview(
     k_labels = position_labels(check_labels(key_labels, n_key, "key_labels"))
     if layer_names is not None and len(layer_names) != n_layers:
         raise ValueError(f"{len(layer_names)} layer_names for {n_layers} layers")
+    if max_cells is None:  # each panel is drawn a few dozen pixels wide: more cells would not show
+        max_cells = 48 if n_heads <= 4 else 32
     reduced = n_query > max_cells or n_key > max_cells
     if reduced:
         values = downsample(values, max_cells).astype(np.float32)  # [layer, head, query_block, key_block]

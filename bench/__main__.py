@@ -1,0 +1,65 @@
+"""`python -m bench [--sizes 16,64] [--quick] [--json PATH] [--models toy,distilbert] [--skip coldstart,...]`"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bench import MODELS
+from bench.report import format_report, write_json
+from bench.run import PARTS, Options, main_sizes, run
+
+
+def parse(argv: list[str] | None = None) -> tuple[Options, str | None]:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="Time and size the app's server work (model runs, toggles, page figures, memory, cold start).",
+    )
+    parser.add_argument("--sizes", help="token counts, comma-separated (default 16,64,128,256,512; --quick: 16,64)")
+    parser.add_argument("--quick", action="store_true", help="fast smoke run: small sizes, one repeat, no cold start")
+    parser.add_argument("--json", metavar="PATH", help="also write every figure as JSON to PATH")
+    parser.add_argument("--models", default=",".join(MODELS), help="toy, distilbert or both (default both)")
+    parser.add_argument("--skip", default="", help=f"parts to leave out, comma-separated: {', '.join(PARTS)}")
+    parser.add_argument("--only", default="", help="run only these parts, comma-separated")
+    parser.add_argument("--repeats", type=int, help="measured runs per toggle / page (median); forward/trace get 5/3 of it")
+    parser.add_argument("--memory-tokens", type=int, help="input size of the peak-memory runs (default 512; --quick: the largest size)")
+    args = parser.parse_args(argv)
+
+    try:
+        sizes = main_sizes(args.sizes)
+    except ValueError as error:
+        parser.error(str(error))
+    models = tuple(m.strip() for m in args.models.split(",") if m.strip())
+    unknown = [m for m in models if m not in MODELS]
+    if unknown or not models:
+        parser.error(f"unknown model(s) {unknown}; choose from {', '.join(MODELS)}")
+    listed = lambda text: tuple(p.strip() for p in text.split(",") if p.strip())  # noqa: E731
+    skip, only = listed(args.skip), listed(args.only)
+    bad = [p for p in skip + only if p not in PARTS]
+    if bad:
+        parser.error(f"unknown part(s) {bad}; choose from {', '.join(PARTS)}")
+
+    options = Options.quick_run(sizes) if args.quick else Options(**({"sizes": sizes} if sizes else {}))
+    parts = only or options.parts
+    options.parts = tuple(p for p in parts if p not in skip)
+    options.models = models
+    if args.repeats:
+        options.repeats = args.repeats
+        options.forward_repeats = max(1, round(args.repeats * 5 / 3))
+    if args.memory_tokens:
+        options.memory_tokens = args.memory_tokens
+    return options, args.json
+
+
+def main(argv: list[str] | None = None) -> int:
+    options, json_path = parse(argv)
+    results = run(options)
+    print(format_report(results))
+    if json_path:
+        write_json(results, json_path)
+        print(f"\nJSON written to {json_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

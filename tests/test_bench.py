@@ -1,0 +1,57 @@
+"""The benchmark (`python -m bench`) runs end to end on the toy model at tiny sizes and reports sane numbers.
+
+Speed targets are not asserted here (they depend on the machine); the report's structure is.
+"""
+
+import json
+import math
+
+from bench import measure, report
+from bench.__main__ import parse
+from bench.run import Options, run
+
+
+def test_quick_benchmark_on_the_toy_model_reports_every_part(tmp_path):
+    options = Options.quick_run(sizes=(8, 16), models=("toy",), parts=("forward", "toggles", "pages", "memory"), log=None)
+    results = run(options)
+
+    toy = results["models"]["toy"]
+    assert set(toy["sizes"]) == {"8", "16"}
+    for size, row in toy["sizes"].items():
+        forward = row["forward"]
+        assert forward["tokens"] == int(size)
+        assert forward["forward_s"] > 0 and forward["trace_s"] > 0
+        assert math.isfinite(forward["ratio"]) and forward["ratio"] > 0
+        assert set(row["toggles"]) == set(measure.TOGGLES)
+        for toggle, timing in row["toggles"].items():
+            assert timing["seconds"] > 0 and timing["figures_s"] > 0 and timing["json_s"] > 0
+            assert timing["reruns_model"] == (toggle != "head")  # the toy model re-runs unless only the head changes
+        assert set(row["pages"]) == set(measure.PAGES)
+        for page, payload in row["pages"].items():
+            assert payload["bytes"] > 0 and payload["seconds"] > 0, page
+            assert payload["figures"] and all(size > 0 for size in payload["figures"].values())
+            assert payload["bytes"] == sum(payload["figures"].values())
+        assert any(name.startswith("stages-") for name in row["pages"]["attention"]["figures"])
+        assert "overview-all-heads" in row["pages"]["attention"]["figures"]
+
+    memory = toy["memory"]
+    assert "error" not in memory, memory
+    assert memory["tokens"] == 16
+    assert 0 < memory["peak_after_imports"] <= memory["peak_after_load"] <= memory["peak_after_trace"] <= memory["peak_after_attention_page"]
+
+    found = report.checks(results)
+    assert found and all(isinstance(c["ok"], bool) for c in found)
+    assert {c["section"] for c in found} == {"toggles", "pages"}  # ratio and memory are judged at 512 tokens only
+    text = report.format_report(results)
+    for heading in ("1. Bare forward vs model.trace", "2. Toggle", "3. Figure JSON per page", "4. Peak resident memory", "Summary:"):
+        assert heading in text
+    assert "PASS" in text or "MISS" in text
+
+    path = tmp_path / "bench.json"
+    report.write_json(results, path)
+    data = json.loads(path.read_text())
+    assert data["models"]["toy"]["sizes"]["16"]["forward"]["tokens"] == 16
+    assert len(data["checks"]) == len(found)
+
+    options, json_path = parse(["--quick", "--sizes", "16,64", "--models", "toy", "--json", str(path)])
+    assert options.sizes == (16, 64) and options.quick and "coldstart" not in options.parts and json_path == str(path)
