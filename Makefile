@@ -22,4 +22,5 @@ test: install browser
 	$(PYTHON) -m pytest
 
 bench: install browser
+	$(PYTHON) -m pip install --quiet bertviz==1.4.1  # only for the size comparison
 	$(PYTHON) -m bench
