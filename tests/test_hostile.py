@@ -1,7 +1,6 @@
 """Hostile and unusual input: it keeps working, shows text as text, and says what it changed."""
 
 import numpy as np
-import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

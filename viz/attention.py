@@ -18,7 +18,6 @@ Conventions of every figure here:
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import plotly.graph_objects as go
@@ -414,7 +413,6 @@ def heads_overview(
     layer_names=None,
     masked=None,
     title: str = "Attention patterns of every head",
-    max_hover_cells: int = MAX_HOVER_CELLS,
 ) -> go.Figure:
     """Small multiples of every head's pattern: rows are layers, columns heads.
 
@@ -433,8 +431,8 @@ def heads_overview(
         if mask.shape != (n_query, n_key):
             raise ValueError(f"masked has shape {mask.shape}, patterns are {n_query}×{n_key}")
         values[:, :, mask] = np.nan
-    q_labels = position_labels(check_labels(query_labels, n_query, "query_labels"))
-    k_labels = position_labels(check_labels(key_labels, n_key, "key_labels"))
+    check_labels(query_labels, n_query, "query_labels")
+    check_labels(key_labels, n_key, "key_labels")
     if layer_names is not None and len(layer_names) != n_layers:
         raise ValueError(f"{len(layer_names)} layer_names for {n_layers} layers")
     if max_cells is None:  # each panel is drawn a few dozen pixels wide: more cells would not show
