@@ -69,9 +69,10 @@ def get_trace(settings: Settings, model: TracedModel) -> Trace:
     texts = tuple(settings.sentences)
     if settings.model == SESSION_MODEL:  # trained in this session: not shared, and fast to run
         return model.trace(list(texts), mask=mask, scale=settings.scale, temperature=settings.temp)
+    tok = _tokenizer_key(settings)
     if model.is_toy:
-        return cached_run(settings.model, settings.tok, texts, mask.name, mask.hidden_keys, settings.scale, settings.temp)
-    run = cached_run(settings.model, settings.tok, texts, model.default_mask, (), True, 1.0)
+        return cached_run(settings.model, tok, texts, mask.name, mask.hidden_keys, settings.scale, settings.temp)
+    run = cached_run(settings.model, tok, texts, model.default_mask, (), True, 1.0)
     return run.with_view(mask, settings.scale, settings.temp)
 
 
@@ -102,7 +103,10 @@ def _put(settings: Settings) -> None:
 
 
 def _load(settings: Settings, notices: list[str]) -> tuple[Settings, TracedModel]:
-    if not settings.model or not model_allowed(settings.model):
+    if not settings.model:
+        notices.append("Type a Hugging Face model id in the sidebar; until then, the toy model.")
+        settings = replace(settings, model="toy")
+    elif not model_allowed(settings.model):
         notices.append(f"Model {settings.model!r} is not allowed on this server; using the toy model.")
         settings = replace(settings, model="toy")
     if settings.model == SESSION_MODEL:
@@ -112,12 +116,16 @@ def _load(settings: Settings, notices: list[str]) -> tuple[Settings, TracedModel
         settings = replace(settings, model="toy")
     try:
         with st.spinner(f"Loading {settings.model} (once per server)…"):
-            return settings, cached_model(settings.model, settings.tok)
+            return settings, cached_model(settings.model, _tokenizer_key(settings))
     except ModelLoadError as error:
         st.error(md(error), icon="⚠️")
         notices.append("Showing the toy model instead.")
-        settings = replace(settings, model="toy")
-        return settings, cached_model("toy", settings.tok)
+        return replace(settings, model="toy"), cached_model("toy", "")
+
+
+def _tokenizer_key(settings: Settings) -> str:
+    """Only the random-weight toy model has a choice of tokenizer; other models share one cache entry."""
+    return settings.tok if settings.model == "toy-random" else ""
 
 
 def sidebar() -> View:
