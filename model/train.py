@@ -102,7 +102,7 @@ def train(
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         schedule.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         if on_step is not None and on_step(step, losses[-1]):
             break
     return model.eval(), losses
