@@ -22,6 +22,21 @@ from .labels import position_labels, safe_label, tick_axis
 from .theme import DIVERGING, PALETTE, SCREEN_TEMPLATE
 
 
+def _unit_heatmap(values: np.ndarray, colorbar_title: str, hover: str) -> go.Heatmap:
+    """A `[rows, cols]` heatmap of values in [-1, 1] on the diverging scale, white at 0."""
+    return go.Heatmap(
+        z=values,
+        x=np.arange(values.shape[1]),
+        y=np.arange(values.shape[0]),
+        colorscale=DIVERGING,
+        zmin=-1.0,
+        zmax=1.0,
+        zmid=0.0,
+        colorbar=dict(title=dict(text=colorbar_title)),
+        hovertemplate=hover + "<extra></extra>",
+    )
+
+
 def _position_axis_y() -> dict:
     return dict(title="position", autorange="reversed", showgrid=False, zeroline=False)
 
@@ -34,19 +49,7 @@ def pe_heatmap(pe, *, title: str = "Positional encoding: one row per position") 
     """
     values = as_float32(pe, ndim=2, name="pe")  # [n_positions, d_model]
     n_positions, d_model = values.shape
-    fig = go.Figure(
-        go.Heatmap(
-            z=values,
-            x=np.arange(d_model),
-            y=np.arange(n_positions),
-            colorscale=DIVERGING,
-            zmin=-1.0,
-            zmax=1.0,
-            zmid=0.0,
-            colorbar=dict(title=dict(text="value")),
-            hovertemplate="position %{y}<br>dim %{x}<br>value %{z:.3f}<extra></extra>",
-        )
-    )
+    fig = go.Figure(_unit_heatmap(values, "value", "position %{y}<br>dim %{x}<br>value %{z:.3f}"))
     fig.update_layout(
         template=SCREEN_TEMPLATE,
         title=dict(text=title),
@@ -106,19 +109,7 @@ def position_similarity_heatmap(sim, *, title: str = "Cosine similarity between 
     """
     values = as_float32(sim, ndim=2, name="sim")  # [position_i, position_j]
     n_rows, n_cols = values.shape
-    fig = go.Figure(
-        go.Heatmap(
-            z=values,
-            x=np.arange(n_cols),
-            y=np.arange(n_rows),
-            colorscale=DIVERGING,
-            zmin=-1.0,
-            zmax=1.0,
-            zmid=0.0,
-            colorbar=dict(title=dict(text="cosine")),
-            hovertemplate="positions %{y} and %{x}<br>cosine %{z:.3f}<extra></extra>",
-        )
-    )
+    fig = go.Figure(_unit_heatmap(values, "cosine", "positions %{y} and %{x}<br>cosine %{z:.3f}"))
     fig.update_layout(
         template=SCREEN_TEMPLATE,
         title=dict(text=title),
