@@ -7,14 +7,12 @@ serialises and sends.
 
 from __future__ import annotations
 
-import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import bench  # noqa: F401  (sets the offline / quiet environment first)
 
-ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = "the fisher sat on the river bank with his dog and the woman took money from the bank in town"
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 REFERENCES = ("river", "water", "money", "deposit")  # the Embeddings page's default reference words
@@ -137,24 +135,16 @@ def view_of(run, settings: Settings, model):
 # ----------------------------------------------------------------------------------------- pages
 
 
-def page_constant(page: str, name: str, default=None):
-    """An integer constant set at the top of a page script (pages are scripts: not importable without running)."""
-    match = re.search(rf"^{name}\s*=\s*(\d+)", (ROOT / "pages" / page).read_text(encoding="utf-8"), re.MULTILINE)
-    return int(match.group(1)) if match else default
-
-
 def attention_figures(trace, settings: Settings) -> dict:
     """The figures of pages/3_Attention.py for one head, with the rest of its server work."""
     from model.attention import worked_example
-    from viz import views
-    from viz.views import overview_figure, scaling_figures, sentence_labels, stages_of_head
+    from viz.views import FULL_RESOLUTION, overview_figure, pattern_of_head, scaling_figures, sentence_labels, stages_of_head
 
     b, layer, head = settings.sentence, settings.layer, settings.head
     stages = trace.stages(layer)
     figures = {f"stages-L{layer}-H{head}": stages_of_head(trace, b, layer, head, stages)}
-    full_resolution = getattr(views, "FULL_RESOLUTION", None)  # long inputs: block means, then one full pattern
-    if full_resolution is not None and len(sentence_labels(trace, b)) > full_resolution:
-        figures[f"pattern-L{layer}-H{head}"] = views.pattern_of_head(trace, b, layer, head, stages)
+    if len(sentence_labels(trace, b)) > FULL_RESOLUTION:  # long inputs: block means, then one full pattern
+        figures[f"pattern-L{layer}-H{head}"] = pattern_of_head(trace, b, layer, head, stages)
     bool(stages.fully_masked_rows[b, head].any())
     figures.update(scaling_figures(trace, b, layer, head))
     n = len(trace.tokens[b])
@@ -201,7 +191,7 @@ def positional_figures(model, trace, settings: Settings, n_positions: int) -> di
     from viz import input_composition_figure, position_similarity_heatmap, similarity_by_distance_figure
     from viz import views
     from viz.views import positional_figures as pe_figures
-    from viz.views import sentence_labels
+    from viz.views import COMPOSITION_TOKENS, sentence_labels
 
     n = max(2, min(n_positions, PE_LIMIT))
     d = max(2, min(model.d_model, PE_LIMIT))
@@ -227,19 +217,9 @@ def positional_figures(model, trace, settings: Settings, n_positions: int) -> di
         )
     b = settings.sentence
     count = len(trace.tokens[b])
-    rows = page_constant("2_Positional_encoding.py", "COMPOSITION_TOKENS")  # the page's cap on rows, if any
-    count = min(count, rows) if rows else count
+    count = min(count, COMPOSITION_TOKENS)
     labels = sentence_labels(trace, b)[:count]
-    token_rows_, position_rows = trace.static_embeddings[b, :count], trace.positional[:count]
-    try:  # exactly as the page does it
-        arrays = token_rows_.numpy(), position_rows.numpy()
-    except RuntimeError as error:  # a pretrained model's position rows still require grad
-        NOTES[f"positional page, {model.name}"] = (
-            f"pages/2_Positional_encoding.py calls trace.positional[:count].numpy(), which raises "
-            f"'{str(error).split('.')[0]}' for this model (trace.positional is a slice of the nn.Parameter); "
-            "measured here with .detach()"
-        )
-        arrays = token_rows_.detach().numpy(), position_rows.detach().numpy()
+    arrays = trace.static_embeddings[b, :count].numpy(), trace.positional[:count].numpy()
     figures["input-composition"] = input_composition_figure(*arrays, labels)
     return figures
 

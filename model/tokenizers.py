@@ -241,7 +241,7 @@ class HFTokenizer(Tokenizer):
         self.name = name
         self.label = f"{name} ({type(tokenizer).__name__.replace('TokenizerFast', '').replace('Tokenizer', '')})"
         self.d_vocab = len(tokenizer)
-        self.byte_level = tokenizer.convert_tokens_to_ids("Ġ") != tokenizer.unk_token_id and "Ġ" in tokenizer.get_vocab()
+        self.byte_level = "Ġ" in tokenizer.get_vocab()  # GPT-2's byte-level BPE marks a space with Ġ
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token  # GPT-2: pad with end-of-text, masked anyway
         self.pad_id = tokenizer.pad_token_id

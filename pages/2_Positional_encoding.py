@@ -6,9 +6,7 @@ from ui import download_all, guarded, page, show_figure
 from ui.settings import PE_BASES, PE_LIMIT
 from viz import input_composition_figure, similarity_by_distance_figure
 from viz.labels import safe_label
-from viz.views import positional_figures, sentence_labels, similarity_figure
-
-COMPOSITION_TOKENS = 64  # rows of the embedding + position figure
+from viz.views import COMPOSITION_TOKENS, positional_figures, sentence_labels, similarity_figure
 
 view = page("Positional encoding", ":material/pin_drop:")
 st.markdown(

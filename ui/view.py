@@ -56,7 +56,6 @@ class View:
     settings: Settings
     model: TracedModel
     trace: Trace
-    notices: list[str]
 
 
 def _mask_spec(settings: Settings, model: TracedModel) -> MaskSpec:
@@ -212,7 +211,7 @@ def sidebar() -> View:
         st.info(md(notice), icon="ℹ️")
     if trace.what_if:
         st.caption(md(trace.what_if))
-    return View(settings, model, trace, notices)
+    return View(settings, model, trace)
 
 
 @contextmanager

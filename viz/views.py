@@ -16,6 +16,7 @@ from viz.tokens import tokens_figure
 
 STAGE_NAMES = ("scores_raw", "scores_scaled", "scores_masked", "pattern")
 FULL_RESOLUTION = 128  # beyond this many tokens, side-by-side panels are averaged in blocks
+COMPOSITION_TOKENS = 64  # rows of the token embedding + position figure
 
 
 def fit(matrices: dict[str, np.ndarray], labels: list[str], masked: np.ndarray, limit: int = FULL_RESOLUTION):
