@@ -23,7 +23,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ._common import DECORATION_META, apply_mask, as_float32, check_labels, finite_range, labels_meta
+from ._common import DECORATION_META, apply_mask, as_float32, check_labels, finite_range, labels_meta, nothing_to_draw
 from .labels import position_labels, tick_axis
 from .theme import DIVERGING, MASK_COLOR, MASK_MARK_COLOR, PALETTE, SCREEN_TEMPLATE, SEQUENTIAL
 
@@ -152,6 +152,8 @@ def attention_heatmap(
     which case it shows positions only (keeps the figure small).
     """
     values = as_float32(matrix, ndim=2, name="matrix")  # [query_pos, key_pos]
+    if values.size == 0:
+        return nothing_to_draw(title, "no tokens")
     n_query, n_key = values.shape
     mask = None if masked is None else np.asarray(masked, dtype=bool)
     apply_mask(values, mask)
@@ -224,6 +226,8 @@ def stages_figure(
         if values.shape != shape:
             raise ValueError(f"{key} has shape {values.shape}, pattern has {shape}")
     n_query, n_key = shape
+    if n_query * n_key == 0:
+        return nothing_to_draw(title, "no tokens")
     mask = None if masked is None else np.asarray(masked, dtype=bool)
     apply_mask(panels["scores_masked"], mask)
     apply_mask(panels["pattern"], mask)
@@ -330,6 +334,8 @@ def row_stats_figure(
     if scaled.shape != unscaled.shape:
         raise ValueError(f"patterns differ in shape: {scaled.shape} vs {unscaled.shape}")
     n_query = scaled.shape[0]
+    if scaled.size == 0:
+        return nothing_to_draw(title, "no tokens")
     labels = position_labels(check_labels(query_labels, n_query, "query_labels"))
     positions = np.arange(n_query)
 
@@ -426,6 +432,8 @@ def heads_overview(
     """
     values = as_float32(patterns, ndim=4, name="patterns")  # [layer, head, query_pos, key_pos]
     n_layers, n_heads, n_query, n_key = values.shape
+    if values.size == 0:
+        return nothing_to_draw(title, "no tokens" if n_layers * n_heads else "no heads")
     if masked is not None:
         mask = np.asarray(masked, dtype=bool)
         if mask.shape != (n_query, n_key):
