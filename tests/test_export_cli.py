@@ -67,3 +67,23 @@ def test_csv_only_and_print_theme(tmp_path):
     assert {p.suffix for p in tmp_path.iterdir()} == {".csv", ".json"}
     stages = list(csv.reader(io.StringIO((tmp_path / "stages-l0-h0.csv").read_text())))
     assert stages[1] == ["query (attending) \\ key (attended to)", "the", "cat", "sat", "."]
+
+
+def test_python_m_viz_export_loads_the_exporters_once():
+    """`python -m viz.export` runs the package's __main__, which imports viz.cli, which imports viz.export:
+    one copy of each module, so one render lock (export.py and cli.py used to import each other)."""
+    code = (
+        "import gc, runpy, sys\n"
+        "sys.argv = ['viz.export', '--help']\n"
+        "try:\n"
+        "    runpy.run_module('viz.export', run_name='__main__', alter_sys=True)\n"
+        "except SystemExit as stop:\n"
+        "    kept = stop.__traceback__\n"
+        "copies = [o for o in gc.get_objects() if getattr(o, '__qualname__', None) == 'figure_to_png']\n"
+        "print('copies', len(copies), sorted(name for name in sys.modules if name.startswith('viz.export')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    last = result.stdout.strip().splitlines()[-1]
+    assert last.startswith("copies 1 "), last
+    assert "'viz.export.image'" in last and "'viz.export.bundle'" in last

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import viz
 import viz.export
-from viz.attention import overview_panel
+from viz.overview import overview_panel
 from viz.theme import MASK_COLOR
 
 TOKENS = ["The", "<script>alert(1)</script>", "cat", " the", "\u200b", "The"]

@@ -23,7 +23,8 @@ from PIL import Image
 from plotly.offline import get_plotlyjs_version
 
 import viz
-import viz.export as export
+import viz.export
+from viz.export import image
 from viz.theme import MASK_COLOR
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -179,7 +180,7 @@ def test_static_export_available_here():
 
 
 def test_static_export_reports_missing_chromium(monkeypatch):
-    monkeypatch.setattr(export, "_find_browser", lambda: None)
+    monkeypatch.setattr(image, "_find_browser", lambda: None)
     available, message = viz.export.static_export_available()
     assert not available
     assert "apt-get install chromium" in message and "HTML" in message
@@ -225,12 +226,12 @@ def test_concurrent_exports_get_their_own_results():
 
 def test_dead_server_falls_back_to_a_one_off_browser(monkeypatch):
     never = threading.Event()
-    monkeypatch.setitem(export._server, "usable", True)
-    monkeypatch.setattr(export, "_server_render", lambda fig_dict, opts: never.wait())
-    monkeypatch.setattr(export, "_server_thread_alive", lambda: False)
+    monkeypatch.setitem(image._server, "usable", True)
+    monkeypatch.setattr(image, "_server_render", lambda fig_dict, opts: never.wait())
+    monkeypatch.setattr(image, "_server_thread_alive", lambda: False)
     data = viz.export.figure_to_png(small_heatmap(), scale=1.0, width=200, height=100)
     assert Image.open(io.BytesIO(data)).size == (200, 100)
-    assert export._server["usable"] is False
+    assert image._server["usable"] is False
     never.set()
 
 
@@ -258,7 +259,7 @@ def test_figures_zip_names_and_manifest():
 
 
 def test_figures_zip_without_chromium_skips_static_files(monkeypatch):
-    monkeypatch.setattr(export, "_find_browser", lambda: None)
+    monkeypatch.setattr(image, "_find_browser", lambda: None)
     archive = zipfile.ZipFile(io.BytesIO(viz.export.figures_zip({"a": small_heatmap(), "A": small_heatmap()})))
     assert set(archive.namelist()) == {"a.html", "a.csv", "a-2.html", "a-2.csv", "manifest.json"}
     manifest = json.loads(archive.read("manifest.json"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import plotly.graph_objects as go
 
 # Traces that only decorate a chart (the "×" marks on masked cells, the outlines
 # of token boxes) carry this ``meta`` so exports such as CSV can leave them out.
@@ -88,14 +89,12 @@ def finite_range(*arrays: np.ndarray, symmetric: bool = False) -> tuple[float, f
     return low, high
 
 
-def nothing_to_draw(title: str, why: str) -> "go.Figure":
+def nothing_to_draw(title: str, why: str) -> go.Figure:
     """An empty figure that says why it is empty ("no tokens", "no dimensions chosen").
 
     Figure functions return this for an input with nothing in it, instead of raising or drawing a
     blank chart; the annotation is named "message" so a test or an export can find it.
     """
-    import plotly.graph_objects as go
-
     from .theme import SCREEN_TEMPLATE
 
     fig = go.Figure()
