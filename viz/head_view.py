@@ -107,8 +107,16 @@ def focus_start(n: int, pinned: int | None, window: int = FOCUS_WINDOW) -> int:
     return int(min(max(pinned - window // 2, 0), n - window))
 
 
-def component_data(view: HeadView, pinned: int | None = None, pair: tuple[int, int] | None = None, seq: int = 0) -> dict:
-    """The JSON the component draws: lines above the threshold (weights in thousandths), the pinned row in full."""
+STANDALONE_FULL = 256  # a standalone page carries every weight up to this many positions (for its table)
+
+
+def component_data(
+    view: HeadView, pinned: int | None = None, pair: tuple[int, int] | None = None, seq: int = 0, full: bool = False
+) -> dict:
+    """The JSON the component draws: lines above the threshold (weights in thousandths), the pinned row in full.
+
+    With `full`, every row's weights too (a standalone page has no server to ask for a pinned row).
+    """
     lines = []
     for index, head in enumerate(view.heads):
         w = view.weights[index]
@@ -143,6 +151,10 @@ def component_data(view: HeadView, pinned: int | None = None, pair: tuple[int, i
         seq=seq,
         window=FOCUS_WINDOW,
         title=view.title,
+        full=[
+            dict(weights=np.round(view.weights[:, q], 6).tolist(), masked=view.masked[:, q].all(axis=0).tolist())
+            for q in range(view.n)
+        ] if full else None,
     )
 
 
@@ -233,7 +245,7 @@ def pinned_row_csv(view: HeadView, pinned: int) -> str:
 
 def head_view_html(view: HeadView, js: str, css: str, pinned: int | None = None) -> bytes:
     """A standalone page with the interactive head view (its own JavaScript and CSS inline, no network)."""
-    data = component_data(view, pinned)
+    data = component_data(view, pinned, full=view.n <= STANDALONE_FULL)
     module = js.replace("export default function", "function", 1)
     payload = json.dumps(data).replace("</", "<\\/")
     page = f"""<!doctype html>

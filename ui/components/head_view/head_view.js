@@ -238,10 +238,12 @@ function createView(parent) {
     const height = (b - a) * rowH;
     const width = Math.max(120, linesBox.clientWidth || 240);
     const ratio = window.devicePixelRatio || 1;
-    canvas.width = Math.round(width * ratio);
-    canvas.height = Math.round(height * ratio);
-    canvas.style.width = `${width}px`;
-    canvas.style.height = `${height}px`;
+    if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(height * ratio)) {
+      canvas.width = Math.round(width * ratio);  // resizing a canvas reallocates it: only when needed
+      canvas.height = Math.round(height * ratio);
+      canvas.style.width = `${width}px`;
+      canvas.style.height = `${height}px`;
+    }
     const ctx = canvas.getContext("2d");
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     ctx.clearRect(0, 0, width, height);
@@ -325,16 +327,20 @@ function createView(parent) {
   function rowOf(q) {
     const cached = s.rowCache.get(q);
     if (cached) return cached;
-    return null;
+    const full = s.data && s.data.full;  // a standalone page carries every row
+    return full ? { query: q, weights: full[q].weights, masked: full[q].masked } : null;
   }
 
   function table() {
+    const row = s.pinned === null ? null : rowOf(s.pinned);
+    const key = `${s.signature}|${s.pinned}|${!!row}|${s.pair}`;
+    if (key === s.tableKey) return;  // rebuilt only when the pinned row or the pair changes, not on hover
+    s.tableKey = key;
     tableBox.replaceChildren();
     if (s.pinned === null) {
       tableBox.appendChild(el("p", "hv-hint", "Click a token on the left (or focus it and press Enter) to pin its row; its weights appear here as a table."));
       return;
     }
-    const row = rowOf(s.pinned);
     const caption = `Weights of “${shown(s.tokens[s.pinned])}” (position ${s.pinned}) to every key`;
     if (!row) {
       tableBox.appendChild(el("p", "hv-hint", `${caption}: loading…`));
