@@ -104,3 +104,25 @@ def head_view_downloads(view: HeadView, name: str, *, pinned: int | None, pair=N
     else:
         columns[3].button("CSV", key=f"csv_{name}", disabled=True, help="Pin a token to download its row.")
     return fig
+
+
+_scroll = st.components.v2.component(
+    "attention_viz.scroll_here",
+    html="<span class='scroll-here'></span>",
+    js="""
+export default function scrollHere({ data, parentElement }) {
+  // scroll once per request (the token changes with every click that asks for it), also across remounts
+  const done = (window.__attentionVizScrolled = window.__attentionVizScrolled || {});
+  if (!data || !data.token || done[data.name] === data.token) return;
+  done[data.name] = data.token;
+  const anchor = parentElement.querySelector(".scroll-here") || parentElement;
+  setTimeout(() => anchor.scrollIntoView({ behavior: "smooth", block: "start" }), 200);
+}
+""",
+    isolate_styles=False,
+)
+
+
+def scroll_here(token: int, key: str) -> None:
+    """Scroll the page to this point once for each new `token` (e.g. a count of clicks)."""
+    _scroll(key=key, data={"token": token, "name": key})
