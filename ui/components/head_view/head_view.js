@@ -24,7 +24,7 @@ export default function headView(component) {
   // the DOM, and the listeners with it.
 }
 
-const ROW = { small: 22, large: 16 };
+const ROW = { small: 22, large: 18 };
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -255,14 +255,11 @@ function createView(parent) {
     for (const [hi, q, k, w] of lines) {
       if (!inWindow(q)) continue;
       let yk;
-      if (k < a) {
-        yk = -2;
-        outside.above.set(hi, (outside.above.get(hi) || 0) + w);
-        if (mode === "all") continue;
-      } else if (k >= b) {
-        yk = height + 2;
-        outside.below.set(hi, (outside.below.get(hi) || 0) + w);
-        if (mode === "all") continue;
+      if (k < a || k >= b) {
+        if (mode === "all") continue;  // keys outside the window: summed at the edge for one row or column only
+        const side = k < a ? outside.above : outside.below;
+        side.set(hi, (side.get(hi) || 0) + w);
+        yk = k < a ? -2 : height + 2;
       } else yk = y(k);
       // heads side by side within a row, so lines of several heads to one key stay apart
       const shift = (hi - (s.lines.length - 1) / 2) * spread;
