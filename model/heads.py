@@ -285,6 +285,12 @@ class ValueWeighted:
     transformed_norm: Tensor  # [head, key_pos] ‖f(x_j)‖ = ‖v_j · W_O[head]‖
     weighted_norm: Tensor  # [head, query_pos, key_pos] ‖α_ij · f(x_j)‖ = α_ij · ‖f(x_j)‖
 
+    def key_shares(self, head: int) -> tuple[Tensor, Tensor]:
+        """Per key `[key_pos]`: its share of all the head's weight, and its share of all the norm sent."""
+        weight = self.pattern[head].sum(0)
+        norm = self.weighted_norm[head].sum(0)
+        return weight / weight.sum().clamp_min(1e-30), norm / norm.sum().clamp_min(1e-30)
+
 
 def value_weighted(trace, model, layer: int, sentence: int = 0) -> ValueWeighted:
     """Kobayashi et al. (2020): the size of what each key actually sends, not just its weight."""

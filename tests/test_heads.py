@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -187,3 +188,42 @@ def test_sentence_diff_aligns_tokens_and_finds_moving_heads():
     top = diff.top_heads(3)
     assert top[0][2] == pytest.approx(float(diff.change.max()))
     assert [h[2] for h in top] == sorted((h[2] for h in top), reverse=True)
+
+
+# --- figures ----------------------------------------------------------------------------------------
+
+from viz.heads import BADGE_COLORS, diff_figure, head_grid_figure, ranking_figure, rollout_figure, value_norm_figure  # noqa: E402
+
+
+def test_head_grid_has_one_clickable_square_per_head_coloured_by_badge():
+    badges = [["self", "mixed", "previous-token"], ["first-token sink", "self", "broad"]]
+    fig = head_grid_figure(badges, [["n"] * 3] * 2, title="heads", selected=(1, 2))
+    points = {}
+    for trace in fig.data:
+        if trace.name in BADGE_COLORS:
+            assert trace.marker.color == BADGE_COLORS[trace.name]
+            for x, y, data in zip(trace.x, trace.y, trace.customdata):
+                assert (data[0], data[1]) == (y, x)
+                points[(y, x)] = trace.name
+    assert points == {(l, h): badges[l][h] for l in range(2) for h in range(3)}
+    assert [t.name for t in fig.data][-1] == "open"
+    assert head_grid_figure([], title="none").layout.annotations[0].text.startswith("Nothing to draw")
+
+
+def test_value_norm_figure_shows_weight_beside_norm():
+    pattern = torch.tensor([[1.0, 0.0], [0.25, 0.75]])
+    norms = pattern * torch.tensor([0.5, 4.0])
+    fig = value_norm_figure(pattern.numpy(), norms.numpy(), ["a", "b"], title="t")
+    left, right = [t for t in fig.data if t.type == "heatmap"]
+    assert left.z.tolist() == [[1.0, 0.0], [0.25, 0.75]]
+    assert right.z.tolist() == [[0.5, 0.0], [0.125, 3.0]]
+
+
+def test_rollout_diff_and_ranking_figures_carry_their_numbers():
+    matrix = torch.tensor([[1.0, 0.0], [0.4, 0.6]]).numpy()
+    fig = rollout_figure(matrix, ["a", "b"], title="r")
+    assert np.allclose(fig.data[0].z, matrix)
+    diff = diff_figure(-matrix, ["a", "b"], title="d")
+    assert diff.data[0].zmid == 0 and diff.data[0].z[1][1] == pytest.approx(-0.6)
+    ranking = ranking_figure(["L0 H1", "L1 H0"], [0.3, 0.1], title="k", value_title="effect")
+    assert list(ranking.data[0].x) == [0.3, 0.1] and list(ranking.layout.yaxis.ticktext) == ["L0 H1", "L1 H0"]
