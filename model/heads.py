@@ -16,6 +16,7 @@ model's output projection. No number is precomputed: a page calls these on the u
 from __future__ import annotations
 
 import difflib
+import math
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -360,3 +361,111 @@ def sentence_diff(trace, a: int = 0, b: int = 1) -> SentenceDiff:
     change, difference = diff_patterns(model_patterns(trace, a), model_patterns(trace, b), pairs)
     return SentenceDiff(pairs=pairs, tokens_a=tokens_a, tokens_b=tokens_b, change=change, difference=difference)
 
+
+
+# --- ablation -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class AblationRun:
+    """A batch of runs of one sentence, each with a set of heads knocked out (z_h = 0 before W_O)."""
+
+    head_sets: list[list[tuple[int, int]]]
+    final_hidden: Tensor  # [run, pos, d_model] the model's last hidden state
+    last_logits: Tensor | None  # [run, d_vocab] next-token logits at the last token, for a language model
+
+
+def _output_projections(model) -> list[nn.Module]:
+    module = model.module
+    blocks = _get(module, model.architecture.layers)
+    path = OUTPUT_PROJECTIONS[module.config.model_type]
+    return [_get(block, path) for block in blocks]
+
+
+def ablated_runs(model, text: str, head_sets: list[list[tuple[int, int]]]) -> AblationRun:
+    """Run `text` once per head set in one batch; each run zeroes its heads' z before the output projection.
+
+    A forward pre-hook on each layer's output projection multiplies its input, the heads' outputs
+    concatenated `[run, pos, head · d_head]`, by a 0/1 mask per run and head. Hugging Face models only
+    (the toy model takes `model.trace(..., ablate=...)`).
+    """
+    if getattr(model, "is_toy", False):
+        raise ValueError("batched ablation runs on Hugging Face models; use model.trace(..., ablate=...) for the toy")
+    tokens = model.tokenizer.encode(text)[: model.n_ctx]
+    n_runs = len(head_sets)
+    input_ids = torch.tensor([[t.id for t in tokens]] * n_runs, dtype=torch.long)
+    keep = torch.ones(model.n_layers, n_runs, model.n_heads)
+    for run, heads in enumerate(head_sets):
+        for layer, head in heads:
+            keep[layer, run, head] = 0.0
+    handles = []
+    for layer, projection in enumerate(_output_projections(model)):
+
+        def hook(_module, inputs, layer=layer):
+            (z,) = inputs[:1]
+            runs, n_pos, width = z.shape
+            scaled = z.view(runs, n_pos, model.n_heads, width // model.n_heads) * keep[layer][:, None, :, None].to(z.dtype)
+            return (scaled.view(runs, n_pos, width), *inputs[1:])
+
+        handles.append(projection.register_forward_pre_hook(hook))
+    try:
+        with torch.no_grad():
+            output = model.module(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
+                                   output_hidden_states=True, return_dict=True)
+    finally:
+        for handle in handles:
+            handle.remove()
+    logits = getattr(output, "logits", None)
+    return AblationRun(
+        head_sets=head_sets,
+        final_hidden=output.hidden_states[-1],
+        last_logits=None if logits is None else logits[:, -1],
+    )
+
+
+def cosine_rows(a: Tensor, b: Tensor) -> Tensor:
+    """Cosine similarity of matching rows, `[..., d]` × `[..., d]` → `[...]`."""
+    return torch.nn.functional.cosine_similarity(a, b, dim=-1, eps=1e-12)
+
+
+def kl_divergence(logits_p: Tensor, logits_q: Tensor) -> Tensor:
+    """KL(p ‖ q) in bits between the softmax distributions of two logit vectors `[..., d_vocab]`."""
+    log_p = torch.log_softmax(logits_p, dim=-1)
+    log_q = torch.log_softmax(logits_q, dim=-1)
+    return (log_p.exp() * (log_p - log_q)).sum(-1) / math.log(2)
+
+
+@dataclass
+class HeadRanking:
+    measure: str  # what `effect` holds
+    effect: Tensor  # [layer, head]
+
+    def top(self, k: int = 10) -> list[tuple[int, int, float]]:
+        flat = self.effect.flatten()
+        order = torch.argsort(flat, descending=True, stable=True)[:k]
+        n_heads = self.effect.shape[1]
+        return [(int(i) // n_heads, int(i) % n_heads, float(flat[i])) for i in order]
+
+
+KL_MEASURE = "KL(before ‖ after) of the next-token distribution, bits"
+HIDDEN_MEASURE = "1 − cosine of the last hidden state, mean over tokens"
+
+
+def rank_heads(model, text: str, batch_size: int = 24) -> HeadRanking:
+    """Knock out every head alone and measure how far the output moves, in batches of `batch_size` runs.
+
+    With a language-model head: KL(before ‖ after) of the next-token distribution at the last token.
+    Without: 1 − cosine between the last hidden states before and after, averaged over tokens.
+    """
+    heads = [(layer, head) for layer in range(model.n_layers) for head in range(model.n_heads)]
+    baseline = ablated_runs(model, text, [[]])
+    effects = []
+    for start in range(0, len(heads), batch_size):
+        chunk = [[h] for h in heads[start : start + batch_size]]
+        run = ablated_runs(model, text, chunk)
+        if baseline.last_logits is not None:
+            effects.append(kl_divergence(baseline.last_logits, run.last_logits))
+        else:
+            effects.append((1 - cosine_rows(baseline.final_hidden, run.final_hidden)).mean(-1))
+    measure = KL_MEASURE if baseline.last_logits is not None else HIDDEN_MEASURE
+    return HeadRanking(measure=measure, effect=torch.cat(effects).reshape(model.n_layers, model.n_heads))

@@ -227,3 +227,47 @@ def test_rollout_diff_and_ranking_figures_carry_their_numbers():
     assert diff.data[0].zmid == 0 and diff.data[0].z[1][1] == pytest.approx(-0.6)
     ranking = ranking_figure(["L0 H1", "L1 H0"], [0.3, 0.1], title="k", value_title="effect")
     assert list(ranking.data[0].x) == [0.3, 0.1] and list(ranking.layout.yaxis.ticktext) == ["L0 H1", "L1 H0"]
+
+
+# --- ablation -----------------------------------------------------------------------------------------
+
+from model.heads import HIDDEN_MEASURE, _output_projections, ablated_runs, cosine_rows, rank_heads  # noqa: E402
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt2"])
+def test_knocking_out_a_head_equals_zeroing_its_slice_of_the_output_projection(kind, tiny_model_dir):
+    model = load_model(str(tiny_model_dir(kind)))
+    text = "the cat sat on the mat"
+    runs = ablated_runs(model, text, [[], [(1, 2)], [(0, 0), (1, 1)]])
+    assert torch.allclose(runs.final_hidden[0], model.trace(text).hidden_states[-1, 0], atol=1e-5)
+    d_head = model.d_head
+    for run, heads in ((1, [(1, 2)]), (2, [(0, 0), (1, 1)])):
+        projections = _output_projections(model)
+        saved = [p.weight.detach().clone() for p in projections]
+        with torch.no_grad():
+            for layer, head in heads:
+                weight = projections[layer].weight
+                rows = slice(head * d_head, (head + 1) * d_head)
+                if isinstance(projections[layer], torch.nn.Linear):
+                    weight[:, rows] = 0  # Linear: [out, in], the head's inputs are columns
+                else:
+                    weight[rows, :] = 0  # GPT-2 Conv1D: [in, out]
+            expected = model.trace(text).hidden_states[-1, 0]
+            for p, w in zip(projections, saved):
+                p.weight.copy_(w)
+        assert torch.allclose(runs.final_hidden[run], expected, atol=1e-5)
+        assert not torch.allclose(runs.final_hidden[run], runs.final_hidden[0], atol=1e-4)
+
+
+def test_ranking_in_batches_equals_one_run_per_head(tiny_model_dir):
+    model = load_model(str(tiny_model_dir("bert")))
+    text = "the man sat on the river bank"
+    ranking = rank_heads(model, text, batch_size=4)
+    assert ranking.measure == HIDDEN_MEASURE and ranking.effect.shape == (2, 3)
+    baseline = ablated_runs(model, text, [[]]).final_hidden[0]
+    for layer, head in [(0, 1), (1, 2)]:
+        alone = ablated_runs(model, text, [[(layer, head)]]).final_hidden[0]
+        expected = (1 - cosine_rows(baseline, alone)).mean()
+        assert ranking.effect[layer, head] == pytest.approx(float(expected), rel=1e-4, abs=1e-7)
+    top = ranking.top(6)
+    assert [t[2] for t in top] == sorted(ranking.effect.flatten().tolist(), reverse=True)
