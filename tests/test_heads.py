@@ -129,6 +129,17 @@ def test_attention_flow_of_one_layer_is_the_adjusted_attention_row():
     assert torch.allclose(flow, residual_adjusted(patterns)[0, 2])
 
 
+def test_attention_flow_through_two_layers_takes_the_bottlenecks():
+    # residual 0: Â is the attention itself. Output token 0 reaches input 0 through token 0
+    # (min(0.75, 0.5)) and through token 1 (min(0.25, 0.9)); input 1 gets min(0.75, 0.5) + min(0.25, 0.1).
+    layer_1 = torch.tensor([[0.5, 0.5], [0.9, 0.1]])
+    layer_2 = torch.tensor([[0.75, 0.25], [0.5, 0.5]])
+    patterns = torch.stack([layer_1, layer_2])[:, None]  # [layer, head 1, 2, 2]
+    flow = attention_flow(patterns, query=0, residual=0.0)
+    assert flow.tolist() == pytest.approx([0.75, 0.6])
+    assert rollout(patterns, residual=0.0)[-1, 0].tolist() == pytest.approx([0.6, 0.4])  # products, not bottlenecks
+
+
 def test_value_norms_equal_a_manual_computation():
     model = load_model("toy-random", n_layers=2, n_heads=4, d_model=32, seed=3)
     trace = model.trace("the cat sat on the mat")
