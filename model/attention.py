@@ -73,7 +73,7 @@ def attention_stages(
 
     scores_raw = q @ k.transpose(-1, -2)  # [..., head, query_pos, d_head] @ [..., head, d_head, key_pos]
     divisor = (math.sqrt(d_head) if divisor is None else float(divisor)) if scale else 1.0
-    scores_scaled = scores_raw / divisor
+    scores_scaled = scores_raw * (1.0 / divisor)  # ÷ divisor, rounded as the models themselves do it
 
     if mask is None:
         mask = torch.ones((), dtype=torch.bool, device=q.device)
