@@ -64,7 +64,7 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
     unknown_kinds = sorted({str(r.get("kind")) for r in rows} - KINDS.keys())
     if unknown_kinds:
         raise ValueError(f"unknown token kinds {unknown_kinds}; expected one of {list(KINDS)}")
-    labels = [safe_label(r.get("text", "")) for r in rows]
+    labels = [safe_label(r.get("text", ""), visible_spaces=True) for r in rows]
     ids = ["–" if r.get("id") is None else str(r["id"]) for r in rows]
     boxes = _layout_boxes(labels, row_width)
 
