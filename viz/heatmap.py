@@ -64,7 +64,8 @@ def heatmap_trace(
     n_query, n_key = matrix.shape
     meta = labels_meta(key_labels, query_labels)
     if cells is not None:
-        meta.update(kind="attention", **cells)
+        meta.update(kind="attention", stage=None, layer=None, head=None)
+        meta.update(cells)
         query_positions, key_positions = positions or (range(n_query), range(n_key))
         meta.update(query_positions=[int(p) for p in query_positions], key_positions=[int(p) for p in key_positions])
     trace = dict(
@@ -223,7 +224,7 @@ def attention_heatmap(
         zmid=zmid,
         colorbar=dict(title=dict(text=colorbar_title, side="right")),
         with_tokens=values.size <= max_hover_cells,
-        cells=cells,
+        cells=cells or {},
         positions=positions,
     )
     trace.meta = {**trace.meta, "keep": list(keep)}
@@ -247,7 +248,7 @@ def attention_heatmap(
     return fig
 
 
-def _block_edges(n: int, max_cells: int) -> np.ndarray:
+def block_edges(n: int, max_cells: int) -> np.ndarray:
     """Start indices of at most ``max_cells`` near-equal blocks covering ``n``, plus ``n``."""
     if n <= max_cells:
         return np.arange(n + 1)
@@ -271,8 +272,8 @@ def downsample(matrix, max_cells: int) -> np.ndarray:
     values = np.asarray(matrix, dtype=np.float64)
     if values.ndim < 2:
         raise ValueError(f"matrix needs at least 2 dimensions, got shape {values.shape}")
-    rows = _block_edges(values.shape[-2], max_cells)[:-1]
-    cols = _block_edges(values.shape[-1], max_cells)[:-1]
+    rows = block_edges(values.shape[-2], max_cells)[:-1]
+    cols = block_edges(values.shape[-1], max_cells)[:-1]
     present = ~np.isnan(values)
     totals = np.add.reduceat(np.add.reduceat(np.where(present, values, 0.0), rows, axis=-2), cols, axis=-1)
     counts = np.add.reduceat(np.add.reduceat(present.astype(np.int64), rows, axis=-2), cols, axis=-1)

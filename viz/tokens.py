@@ -131,5 +131,11 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
         height=120 + 75 * n_rows,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0),
         margin=dict(l=10, r=10, t=80, b=10),
+        meta=dict(
+            table=dict(
+                columns=["position", "token", "id", "kind"],
+                rows=[[i, str(r.get("text", "")), r.get("id"), r["kind"]] for i, r in enumerate(rows)],
+            )
+        ),
     )
     return fig
