@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ._common import DECORATION_META, apply_mask, as_float32, check_labels, labels_meta
+from ._common import DECORATION_META, apply_mask, as_float32, check_labels, labels_meta, nothing_to_draw
 from .labels import position_labels, tick_axis, ticks_for
 from .theme import DIVERGING, MASK_COLOR, MASK_MARK_COLOR, SCREEN_TEMPLATE, SEQUENTIAL
 
@@ -205,6 +205,8 @@ def attention_heatmap(
     ``keep`` = (query, key) rows whose labels are never thinned away.
     """
     values = as_float32(matrix, ndim=2, name="matrix")  # [query_pos, key_pos]
+    if values.size == 0:
+        return nothing_to_draw(title, "no tokens")
     n_query, n_key = values.shape
     mask = None if masked is None else np.asarray(masked, dtype=bool)
     apply_mask(values, mask)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ._common import as_float32, check_labels
+from ._common import as_float32, check_labels, nothing_to_draw
 from .heatmap import block_edges, downsample
 from .labels import position_labels
 from .theme import SCREEN_TEMPLATE, SEQUENTIAL
@@ -32,6 +32,8 @@ def heads_overview(
     """
     values = as_float32(patterns, ndim=4, name="patterns")  # [layer, head, query_pos, key_pos]
     n_layers, n_heads, n_query, n_key = values.shape
+    if values.size == 0:
+        return nothing_to_draw(title, "no tokens" if n_layers * n_heads else "no heads")
     if masked is not None:
         mask = np.asarray(masked, dtype=bool)
         if mask.shape != (n_query, n_key):

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ._common import apply_mask, as_float32, check_labels, finite_range
+from ._common import apply_mask, as_float32, check_labels, finite_range, nothing_to_draw
 from .heatmap import MAX_HOVER_CELLS, heatmap_trace, mask_marks, matrix_axes, weight_scale
 from .labels import position_labels, tick_axis, ticks_for
 from .theme import DIVERGING, MASK_COLOR, PALETTE, SCREEN_TEMPLATE, SEQUENTIAL
@@ -92,6 +92,8 @@ def stages_figure(
         if values.shape != shape:
             raise ValueError(f"{key} has shape {values.shape}, pattern has {shape}")
     n_query, n_key = shape
+    if n_query * n_key == 0:
+        return nothing_to_draw(title, "no tokens")
     mask = None if masked is None else np.asarray(masked, dtype=bool)
     apply_mask(panels["scores_masked"], mask)
     apply_mask(panels["pattern"], mask)
@@ -205,6 +207,8 @@ def row_stats_figure(
     if scaled.shape != unscaled.shape:
         raise ValueError(f"patterns differ in shape: {scaled.shape} vs {unscaled.shape}")
     n_query = scaled.shape[0]
+    if scaled.size == 0:
+        return nothing_to_draw(title, "no tokens")
     labels = position_labels(check_labels(query_labels, n_query, "query_labels"))
     positions = np.arange(n_query)
 

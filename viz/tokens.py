@@ -18,7 +18,7 @@ import html
 
 import plotly.graph_objects as go
 
-from ._common import DECORATION_META
+from ._common import DECORATION_META, nothing_to_draw
 from .labels import safe_label
 from .theme import SCREEN_TEMPLATE
 
@@ -64,6 +64,8 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
     unknown_kinds = sorted({str(r.get("kind")) for r in rows} - KINDS.keys())
     if unknown_kinds:
         raise ValueError(f"unknown token kinds {unknown_kinds}; expected one of {list(KINDS)}")
+    if not rows:
+        return nothing_to_draw(title, "no tokens")
     labels = [safe_label(r.get("text", ""), visible_spaces=True) for r in rows]
     ids = ["–" if r.get("id") is None else str(r["id"]) for r in rows]
     boxes = _layout_boxes(labels, row_width)
