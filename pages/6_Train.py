@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from model.toy import ToyConfig
-from model.traced import ToyModel
+from model.adapters import ToyModel
 from model.train import CHECKPOINT, TrainConfig, default_model_config, train
 from ui import page
 from ui.settings import PE_BASES, SESSION_MODEL

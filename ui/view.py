@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, replace
 import streamlit as st
 
 from model import InputError, MaskSpec, ModelLoadError, Trace, load_model
-from model.traced import TracedModel
+from model.adapters import TracedModel
 from ui.text import md
 from ui.settings import (
     BUILTIN_MODELS,
