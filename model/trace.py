@@ -78,7 +78,7 @@ class Trace:
             "the model itself ran as trained, so later layers are not affected."
         )
 
-    def with_view(self, mask: MaskSpec, scale: bool, temperature: float) -> "Trace":
+    def with_view(self, mask: MaskSpec, scale: bool, temperature: float) -> Trace:
         """The same run shown with another mask, scaling or temperature (tensors are shared, not copied)."""
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature!r}")

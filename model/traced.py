@@ -49,10 +49,7 @@ class TracedModel:
         for index, text in enumerate(texts):
             tokens = self.tokenizer.encode(text)
             if len(tokens) > self.n_ctx:
-                notices.append(
-                    f"Sentence {index + 1} has {len(tokens)} tokens; only the first {self.n_ctx} "
-                    "(the model's context) are used."
-                )
+                notices.append(f"Sentence {index + 1} has {len(tokens)} tokens; only the first {self.n_ctx} (the model's context) are used.")
                 tokens = self._cut(text, tokens)
             token_lists.append(tokens)
         return token_lists, notices
@@ -231,9 +228,7 @@ class HFModel(TracedModel):
 
                 handles.append(_get(block, path).register_forward_hook(hook))
         try:
-            output = self.module(
-                input_ids=input_ids, attention_mask=key_valid.long(), output_hidden_states=True, return_dict=True
-            )
+            output = self.module(input_ids=input_ids, attention_mask=key_valid.long(), output_hidden_states=True, return_dict=True)
         finally:
             for handle in handles:
                 handle.remove()

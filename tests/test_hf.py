@@ -18,9 +18,7 @@ def test_pattern_equals_output_attentions_with_padding(tiny_model_dir, kind):
     trace = model.trace(BATCH)
     assert not trace.key_valid.all(), "the batch must contain padding"
     with torch.no_grad():
-        output = model.module(
-            input_ids=trace.input_ids, attention_mask=trace.key_valid.long(), output_attentions=True
-        )
+        output = model.module(input_ids=trace.input_ids, attention_mask=trace.key_valid.long(), output_attentions=True)
     assert len(output.attentions) == trace.n_layers == 2
     for layer, expected in enumerate(output.attentions):
         stages = trace.stages(layer)

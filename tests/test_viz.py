@@ -231,7 +231,7 @@ def test_stages_shared_score_range():
     fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t", share_score_range=True)
     ranges = {(p.zmin, p.zmax) for p in heatmaps(fig)[:3]}
     assert len(ranges) == 1
-    (low, high), = ranges
+    ((low, high),) = ranges
     assert high == pytest.approx(np.abs(data["scores_raw"]).max(), rel=1e-6) and low == -high
 
 

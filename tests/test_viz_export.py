@@ -48,9 +48,7 @@ def small_heatmap() -> go.Figure:
 
 def test_csv_of_small_heatmap_is_exact():
     assert viz.export.figure_to_csv(small_heatmap()) == (
-        "query (attending) \\ key (attended to),'=SUM(A1),\"a,b\",-2\n"
-        "\"say␣\"\"hi\"\"\",0.5,,\n"
-        "'@home,0.25,-0.125,\n"
+        "query (attending) \\ key (attended to),'=SUM(A1),\"a,b\",-2\n\"say␣\"\"hi\"\"\",0.5,,\n'@home,0.25,-0.125,\n"
     )
 
 
@@ -85,15 +83,7 @@ def test_csv_long_format_and_sections():
     )
     fig.update_xaxes(tickvals=[0, 1], ticktext=["The", "&lt;cat&gt;"])
     assert viz.export.figure_to_csv(fig) == (
-        "# entropy\n"
-        "trace,x,y,text\n"
-        "entropy,0,0.5,The\n"
-        "entropy,1,0.25,<cat>\n"
-        "\n"
-        "# uniform\n"
-        "trace,x,y,text\n"
-        "uniform,0,1.0,a\n"
-        "uniform,1,2.0,b\n"
+        "# entropy\ntrace,x,y,text\nentropy,0,0.5,The\nentropy,1,0.25,<cat>\n\n# uniform\ntrace,x,y,text\nuniform,0,1.0,a\nuniform,1,2.0,b\n"
     )
 
 

@@ -9,6 +9,7 @@ from ._common import as_float32, check_labels, nothing_to_draw
 from .heatmap import downsample
 from .theme import SCREEN_TEMPLATE, SEQUENTIAL
 
+
 def heads_overview(
     patterns,
     query_labels,

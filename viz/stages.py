@@ -61,10 +61,7 @@ def stages_figure(
 
     score_keys = ("scores_raw", "scores_scaled", "scores_masked")
     shared = finite_range(*(panels[k] for k in score_keys), symmetric=True)
-    ranges = {
-        key: shared if share_score_range else finite_range(panels[key], symmetric=True)
-        for key in score_keys
-    }
+    ranges = {key: shared if share_score_range else finite_range(panels[key], symmetric=True) for key in score_keys}
     ranges["pattern"] = (0.0, 1.0)
 
     fig = make_subplots(

@@ -164,10 +164,7 @@ def figure_to_csv(fig: go.Figure) -> str:
     """
     traces = [(i, t) for i, t in enumerate(fig.data) if not is_decoration(t) and t.type in _CSV_TYPES]
     names = _section_names(fig, traces)
-    sections = [
-        (name, _heatmap_rows(fig, trace) if trace.type == "heatmap" else _series_rows(fig, trace, name))
-        for name, (_, trace) in zip(names, traces)
-    ]
+    sections = [(name, _heatmap_rows(fig, trace) if trace.type == "heatmap" else _series_rows(fig, trace, name)) for name, (_, trace) in zip(names, traces)]
 
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
