@@ -19,8 +19,8 @@ import time
 
 import plotly.graph_objects as go
 
-DEFAULT_WIDTH = 900
-DEFAULT_HEIGHT = 600
+DEFAULT_WIDTH = 1280
+DEFAULT_HEIGHT = 720
 RENDER_TIMEOUT = 60.0
 
 NO_CHROMIUM_MESSAGE = "PNG/SVG need Chromium: apt-get install chromium; HTML and the chart's camera button still work"
