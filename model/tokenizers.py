@@ -38,10 +38,6 @@ class Token:
     end: int
     word: int | None  # index of the word it belongs to, None for special tokens and spaces
 
-    @property
-    def is_special(self) -> bool:
-        return self.kind == "special"
-
 
 def clean_text(text: str) -> str:
     """Text every tokenizer can take: lone surrogates (not encodable as UTF-8) become U+FFFD."""

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from model.attention import MaskSpec, attention_stages
+from model.attention import MaskSpec, ablated, attention_stages
 from model.positional import sinusoidal_positional_encoding
 from model.tokenizers import Tokenizer, WordTokenizer, get_tokenizer
 
@@ -127,12 +127,16 @@ class ToyTransformer(nn.Module):
         scale: bool = True,
         temperature: float = 1.0,
         record: dict | None = None,
+        ablate: tuple[tuple[int, int], ...] = (),
+        ablate_with: str = "zero",
     ) -> Tensor:
         """input_ids `[batch, pos]` → logits `[batch, pos, d_vocab]`.
 
         key_valid `[batch, pos]` is True on real tokens (False on padding). `mask`, `scale` and
         `temperature` change the attention of every layer. When `record` is a dict, the embeddings,
-        hidden states and every layer's q, k, v are stored in it.
+        hidden states and every layer's q, k, v are stored in it. `ablate` lists (layer, head) pairs
+        whose output z is replaced before W_O: by zeros, or (`ablate_with="mean"`) by the head's mean z
+        over the batch's real tokens.
         """
         n_pos = input_ids.shape[1]
         if n_pos > self.config.n_ctx:
@@ -145,10 +149,14 @@ class ToyTransformer(nn.Module):
         token_embedding = self.embed(input_ids)  # [batch, pos, d_model]
         x = token_embedding + self.pe[:n_pos]
         hidden, queries, keys, values = [x], [], [], []
-        for block in self.blocks:
+        for layer, block in enumerate(self.blocks):
             q, k, v = block.attn.qkv(block.ln1(x))
             stages = attention_stages(q, k, v, attend, scale=scale, temperature=temperature)
-            x = x + block.attn.combine(stages.z)
+            z = stages.z
+            heads = [head for (at, head) in ablate if at == layer]
+            if heads:
+                z = ablated(z, heads, ablate_with, key_valid)
+            x = x + block.attn.combine(z)
             x = x + block.mlp(block.ln2(x))
             hidden.append(x)
             queries.append(q), keys.append(k), values.append(v)

@@ -21,6 +21,7 @@ from torch import Tensor
 from model.corpus import sentences
 from model.tokenizers import WordTokenizer
 from model.toy import ToyConfig, ToyTransformer
+from model.trace import pad_batch
 from model.vocab import TOY_WORDS
 
 CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "toy"
@@ -45,14 +46,7 @@ def default_model_config() -> ToyConfig:
 
 def encode_corpus(tokenizer: WordTokenizer, texts: list[str]) -> tuple[Tensor, Tensor]:
     """input_ids `[n, pos]` (right-padded) and key_valid `[n, pos]`."""
-    encoded = [[t.id for t in tokenizer.encode(text)] for text in texts]
-    n_pos = max(len(ids) for ids in encoded)
-    input_ids = torch.full((len(encoded), n_pos), tokenizer.pad_id, dtype=torch.long)
-    key_valid = torch.zeros((len(encoded), n_pos), dtype=torch.bool)
-    for row, ids in enumerate(encoded):
-        input_ids[row, : len(ids)] = torch.tensor(ids)
-        key_valid[row, : len(ids)] = True
-    return input_ids, key_valid
+    return pad_batch([[t.id for t in tokenizer.encode(text)] for text in texts], tokenizer.pad_id)
 
 
 def loss_on_batch(model: ToyTransformer, input_ids: Tensor, key_valid: Tensor, generator: torch.Generator, mask_share: float) -> Tensor:

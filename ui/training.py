@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from model.toy import ToyConfig
-from model.traced import ToyModel
+from model.adapters import ToyModel
 from model.train import TrainConfig, default_model_config, train
 from viz.content.settings import SESSION_MODEL
 

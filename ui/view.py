@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, replace
 import streamlit as st
 
 from model import InputError, ModelLoadError, Trace, load_model
-from model.traced import TracedModel
+from model.adapters import TracedModel
 from ui.text import md
 from viz.content.settings import (
     BUILTIN_MODELS,
