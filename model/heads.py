@@ -172,10 +172,7 @@ def summarise_patterns(patterns: Tensor, tokens) -> HeadSummary:
     stats = pattern_statistics(patterns, tokens)
     n = patterns.shape[-1]
     n_layers, n_heads = patterns.shape[:2]
-    badges = [
-        [badge({k: float(v[layer, head]) for k, v in stats.items()}, n) for head in range(n_heads)]
-        for layer in range(n_layers)
-    ]
+    badges = [[badge({k: float(v[layer, head]) for k, v in stats.items()}, n) for head in range(n_heads)] for layer in range(n_layers)]
     return HeadSummary(tokens=[t.text for t in tokens], badges=badges, **stats)
 
 
@@ -362,7 +359,6 @@ def sentence_diff(trace, a: int = 0, b: int = 1) -> SentenceDiff:
     return SentenceDiff(pairs=pairs, tokens_a=tokens_a, tokens_b=tokens_b, change=change, difference=difference)
 
 
-
 # --- ablation -----------------------------------------------------------------------------------------
 
 
@@ -410,8 +406,7 @@ def ablated_runs(model, text: str, head_sets: list[list[tuple[int, int]]]) -> Ab
         handles.append(projection.register_forward_pre_hook(hook))
     try:
         with torch.no_grad():
-            output = model.module(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
-                                   output_hidden_states=True, return_dict=True)
+            output = model.module(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), output_hidden_states=True, return_dict=True)
     finally:
         for handle in handles:
             handle.remove()
