@@ -172,10 +172,7 @@ def summarise_patterns(patterns: Tensor, tokens) -> HeadSummary:
     stats = pattern_statistics(patterns, tokens)
     n = patterns.shape[-1]
     n_layers, n_heads = patterns.shape[:2]
-    badges = [
-        [badge({k: float(v[layer, head]) for k, v in stats.items()}, n) for head in range(n_heads)]
-        for layer in range(n_layers)
-    ]
+    badges = [[badge({k: float(v[layer, head]) for k, v in stats.items()}, n) for head in range(n_heads)] for layer in range(n_layers)]
     return HeadSummary(tokens=[t.text for t in tokens], badges=badges, **stats)
 
 
@@ -240,6 +237,7 @@ def attention_flow(patterns: Tensor, query: int, residual: float = 0.5) -> Tenso
 
 
 # --- value-weighted attention -----------------------------------------------------------------------
+
 
 def _get(module, path: str):
     for part in path.split("."):
@@ -349,7 +347,6 @@ def sentence_diff(trace, a: int = 0, b: int = 1) -> SentenceDiff:
     pairs = align_tokens(tokens_a, tokens_b)
     change, difference = diff_patterns(model_patterns(trace, a), model_patterns(trace, b), pairs)
     return SentenceDiff(pairs=pairs, tokens_a=tokens_a, tokens_b=tokens_b, change=change, difference=difference)
-
 
 
 # --- ablation -----------------------------------------------------------------------------------------

@@ -28,10 +28,7 @@ SENTENCE = "the cat sat on the mat and the dog sat on the rug"
 
 
 def tokens_of(texts: list[str], special: tuple[int, ...] = ()) -> list[Token]:
-    return [
-        Token(text, i, "special" if i in special else "normal", 0, 0, None if i in special else i)
-        for i, text in enumerate(texts)
-    ]
+    return [Token(text, i, "special" if i in special else "normal", 0, 0, None if i in special else i) for i, text in enumerate(texts)]
 
 
 def previous_token_toy():

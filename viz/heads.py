@@ -35,8 +35,7 @@ BADGE_SHORT = {
 }
 
 
-def head_grid_figure(badges: list[list[str]], hover: list[list[str]] | None = None, *, title: str,
-                     selected: tuple[int, int] | None = None) -> go.Figure:
+def head_grid_figure(badges: list[list[str]], hover: list[list[str]] | None = None, *, title: str, selected: tuple[int, int] | None = None) -> go.Figure:
     """Every head as a square, layer down and head across, coloured by its badge.
 
     One trace per badge (so the legend names them); each point's ``customdata`` is ``[layer, head]``,
@@ -69,18 +68,20 @@ def head_grid_figure(badges: list[list[str]], hover: list[list[str]] | None = No
     if selected is not None:
         fig.add_trace(
             go.Scatter(
-                x=[selected[1]], y=[selected[0]], mode="markers", name="open",
+                x=[selected[1]],
+                y=[selected[0]],
+                mode="markers",
+                name="open",
                 marker=dict(symbol="square-open", size=size + 8, color="black", line=dict(width=3)),
-                hoverinfo="skip", showlegend=False,
+                hoverinfo="skip",
+                showlegend=False,
             )
         )
     fig.update_layout(
         template=SCREEN_TEMPLATE,
         title=dict(text=title),
-        xaxis=dict(title="head", tickmode="array", tickvals=list(range(n_heads)), range=[-0.6, n_heads - 0.4],
-                   showgrid=False, zeroline=False),
-        yaxis=dict(title="layer", tickmode="array", tickvals=list(range(n_layers)), range=[n_layers - 0.4, -0.6],
-                   showgrid=False, zeroline=False),
+        xaxis=dict(title="head", tickmode="array", tickvals=list(range(n_heads)), range=[-0.6, n_heads - 0.4], showgrid=False, zeroline=False),
+        yaxis=dict(title="layer", tickmode="array", tickvals=list(range(n_layers)), range=[n_layers - 0.4, -0.6], showgrid=False, zeroline=False),
         legend=dict(title=dict(text="badge"), orientation="h", y=-0.18),
         height=int(140 + (size + 8) * n_layers),
         clickmode="event+select",
@@ -109,9 +110,12 @@ def flow_figure(rollout_row, flow_row, tokens: list[str], *, title: str) -> go.F
     if flow_row is not None:
         fig.add_trace(go.Bar(x=list(range(len(labels))), y=[float(v) for v in flow_row], name="flow", marker_color=PALETTE[1]))
     fig.update_layout(
-        template=SCREEN_TEMPLATE, title=dict(text=title), barmode="group",
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        barmode="group",
         xaxis=dict(title="input token", tickmode="array", tickvals=list(range(len(labels))), ticktext=labels),
-        yaxis=dict(title="share"), height=380,
+        yaxis=dict(title="share"),
+        height=380,
     )
     return fig
 
@@ -126,12 +130,26 @@ def value_norm_figure(pattern, weighted, tokens: list[str], *, title: str, maske
         alpha[np.asarray(masked, dtype=bool)] = np.nan
         norms[np.asarray(masked, dtype=bool)] = np.nan
     labels = position_labels(check_labels(tokens, alpha.shape[0], "tokens"))
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
-                        subplot_titles=("weight α_ij", "what is sent ‖α_ij · f(x_j)‖"))
-    fig.add_trace(heatmap_trace(alpha, labels, labels, value_name="α", colorscale=SEQUENTIAL, zmin=0, zmax=1,
-                                colorbar=dict(title=dict(text="α"), x=0.43), name="weight"), row=1, col=1)
-    fig.add_trace(heatmap_trace(norms, labels, labels, value_name="‖α·f(x)‖", colorscale=SEQUENTIAL, zmin=0,
-                                colorbar=dict(title=dict(text="norm"), x=1.0), name="value-weighted norm"), row=1, col=2)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14, subplot_titles=("weight α_ij", "what is sent ‖α_ij · f(x_j)‖"))
+    fig.add_trace(
+        heatmap_trace(alpha, labels, labels, value_name="α", colorscale=SEQUENTIAL, zmin=0, zmax=1, colorbar=dict(title=dict(text="α"), x=0.43), name="weight"),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        heatmap_trace(
+            norms,
+            labels,
+            labels,
+            value_name="‖α·f(x)‖",
+            colorscale=SEQUENTIAL,
+            zmin=0,
+            colorbar=dict(title=dict(text="norm"), x=1.0),
+            name="value-weighted norm",
+        ),
+        row=1,
+        col=2,
+    )
     n = alpha.shape[0]
     for col in (1, 2):
         xaxis, yaxis = matrix_axes(n, n, labels, labels, show_query_ticks=col == 1)
@@ -147,13 +165,20 @@ def key_totals_figure(weight_totals, norm_totals, tokens: list[str], *, title: s
     if not labels:
         return nothing_to_draw(title, "no tokens")
     x = list(range(len(labels)))
-    fig = go.Figure([
-        go.Bar(x=x, y=[float(v) for v in weight_totals], name="share of weight α", marker_color=PALETTE[0]),
-        go.Bar(x=x, y=[float(v) for v in norm_totals], name="share of ‖α·f(x)‖", marker_color=PALETTE[1]),
-    ])
-    fig.update_layout(template=SCREEN_TEMPLATE, title=dict(text=title), barmode="group", height=360,
-                      xaxis=dict(title="key token", tickmode="array", tickvals=x, ticktext=labels),
-                      yaxis=dict(title="share", rangemode="tozero"))
+    fig = go.Figure(
+        [
+            go.Bar(x=x, y=[float(v) for v in weight_totals], name="share of weight α", marker_color=PALETTE[0]),
+            go.Bar(x=x, y=[float(v) for v in norm_totals], name="share of ‖α·f(x)‖", marker_color=PALETTE[1]),
+        ]
+    )
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        barmode="group",
+        height=360,
+        xaxis=dict(title="key token", tickmode="array", tickvals=x, ticktext=labels),
+        yaxis=dict(title="share", rangemode="tozero"),
+    )
     return fig
 
 
@@ -162,12 +187,24 @@ def ranking_figure(labels: list[str], values, *, title: str, value_title: str) -
     if not labels:
         return nothing_to_draw(title, "no heads")
     values = [float(v) for v in values]
-    fig = go.Figure(go.Bar(x=values, y=list(range(len(labels))), orientation="h", marker_color=PALETTE[0],
-                           customdata=labels, hovertemplate="%{customdata}: %{x:.4g}<extra></extra>", name=value_title))
-    fig.update_layout(template=SCREEN_TEMPLATE, title=dict(text=title),
-                      xaxis=dict(title=value_title, rangemode="tozero"),
-                      yaxis=dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed"),
-                      height=max(280, 80 + 24 * len(labels)))
+    fig = go.Figure(
+        go.Bar(
+            x=values,
+            y=list(range(len(labels))),
+            orientation="h",
+            marker_color=PALETTE[0],
+            customdata=labels,
+            hovertemplate="%{customdata}: %{x:.4g}<extra></extra>",
+            name=value_title,
+        )
+    )
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        xaxis=dict(title=value_title, rangemode="tozero"),
+        yaxis=dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed"),
+        height=max(280, 80 + 24 * len(labels)),
+    )
     return fig
 
 
@@ -177,13 +214,25 @@ def change_grid_figure(change, *, title: str, value_title: str) -> go.Figure:
     if values.size == 0:
         return nothing_to_draw(title, "no heads")
     n_layers, n_heads = values.shape
-    fig = go.Figure(go.Heatmap(z=values, x=list(range(n_heads)), y=list(range(n_layers)), colorscale=SEQUENTIAL,
-                               zmin=0, colorbar=dict(title=dict(text=value_title)), name=value_title,
-                               hovertemplate="layer %{y}, head %{x}<br>" + value_title + ": %{z:.4g}<extra></extra>"))
-    fig.update_layout(template=SCREEN_TEMPLATE, title=dict(text=title),
-                      xaxis=dict(title="head", tickmode="array", tickvals=list(range(n_heads))),
-                      yaxis=dict(title="layer", tickmode="array", tickvals=list(range(n_layers)), autorange="reversed"),
-                      height=int(160 + 34 * n_layers))
+    fig = go.Figure(
+        go.Heatmap(
+            z=values,
+            x=list(range(n_heads)),
+            y=list(range(n_layers)),
+            colorscale=SEQUENTIAL,
+            zmin=0,
+            colorbar=dict(title=dict(text=value_title)),
+            name=value_title,
+            hovertemplate="layer %{y}, head %{x}<br>" + value_title + ": %{z:.4g}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        xaxis=dict(title="head", tickmode="array", tickvals=list(range(n_heads))),
+        yaxis=dict(title="layer", tickmode="array", tickvals=list(range(n_layers)), autorange="reversed"),
+        height=int(160 + 34 * n_layers),
+    )
     return fig
 
 
@@ -201,12 +250,18 @@ def distribution_change_figure(tokens: list[str], before, after, *, title: str) 
         return nothing_to_draw(title, "no tokens")
     labels = [safe_label(t) for t in tokens]
     y = list(range(len(labels)))
-    fig = go.Figure([
-        go.Bar(x=[float(p) for p in before], y=y, orientation="h", name="model as trained", marker_color=PALETTE[0]),
-        go.Bar(x=[float(p) for p in after], y=y, orientation="h", name="heads knocked out", marker_color=PALETTE[5]),
-    ])
-    fig.update_layout(template=SCREEN_TEMPLATE, title=dict(text=title), barmode="group",
-                      xaxis=dict(title="probability", range=[0, 1]),
-                      yaxis=dict(tickmode="array", tickvals=y, ticktext=labels, autorange="reversed"),
-                      height=max(300, 80 + 40 * len(labels)))
+    fig = go.Figure(
+        [
+            go.Bar(x=[float(p) for p in before], y=y, orientation="h", name="model as trained", marker_color=PALETTE[0]),
+            go.Bar(x=[float(p) for p in after], y=y, orientation="h", name="heads knocked out", marker_color=PALETTE[5]),
+        ]
+    )
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        barmode="group",
+        xaxis=dict(title="probability", range=[0, 1]),
+        yaxis=dict(tickmode="array", tickvals=y, ticktext=labels, autorange="reversed"),
+        height=max(300, 80 + 40 * len(labels)),
+    )
     return fig
