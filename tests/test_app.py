@@ -100,7 +100,7 @@ def test_hidden_tokens_and_temperature():
     pattern = stages_chart(at, 0)["softmax"]
     assert np.isnan(pattern[:, 1]).all()
     peak_default = np.nanmax(pattern, axis=1).mean()
-    at.sidebar.slider(key="w_temperature").set_value(5.0).run()
+    at.sidebar.select_slider(key="w_temperature").set_value(5.0).run()
     assert np.nanmax(stages_chart(at, 0)["softmax"], axis=1).mean() < peak_default
 
 
@@ -207,7 +207,7 @@ def test_next_token_page_lists_probabilities_that_follow_the_temperature():
     assert len(warm) == 10 and np.all(np.diff(warm) <= 1e-7) and warm.sum() <= 1 + 1e-6
     table = at.dataframe[0].value
     assert table["token"].iloc[0] in ("to", "for", "with")  # a money continuation
-    at.slider(key="w_sampling_temperature").set_value(0.3).run()
+    at.select_slider(key="w_sampling_temperature").set_value(0.3).run()
     cold = decode(next(t for t in charts(at)[0]["data"] if t["type"] == "bar")["x"])
     assert cold[0] > warm[0]  # a lower temperature sharpens the distribution
     last = heatmaps(chart_titled(at, ["Attention of the last token"]))["last query"]
