@@ -275,7 +275,7 @@ def check_content(page: str, at: AppTest, query: dict[str, str], expected: dict)
             problems.append("no next-token chart")
         else:
             p = numbers(bars[0]["data"][0]["x"])
-            if len(p) != int(query.get("topk", 10)) or not ((0 <= p) & (p <= 1)).all():
+            if len(p) != int(query.get("topk", 10)) or not ((p >= 0) & (p <= 1)).all():
                 problems.append(f"top-k bars: {p}")
     return problems
 
