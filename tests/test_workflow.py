@@ -62,3 +62,34 @@ def test_temperature_slider_is_log_scaled_with_a_reset_and_keeps_its_value_acros
     at.sidebar.button(key="reset_temperature").click().run()
     assert at.sidebar.select_slider(key="w_temperature").value == 1.0
     assert np.nanmax(heatmaps(chart_titled(at, ["head 0 ·"]))["softmax"], axis=1).mean() > peaked
+
+
+def test_model_box_checks_a_typed_id_before_loading(tiny_model_dir, monkeypatch):
+    monkeypatch.setenv("ATTENTION_VIZ_ALLOW_LOCAL", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    at = start().switch_page("pages/3_Attention.py").run()
+    at.sidebar.selectbox(key="w_model_choice").set_value("custom").run()
+    assert at.sidebar.selectbox(key="w_model_choice").value == "custom"  # no snapping back to the toy model
+    box = at.sidebar.text_input(key="w_custom_model")
+    assert chart_titled(at, ["toy · layer 0 · head 0"])  # the toy model stays until a typed id is loaded
+
+    box.set_value("someone/not-a-cached-model").run()
+    at.sidebar.button(key="load_custom_model").click().run()
+    message = " ".join(e.value for e in at.sidebar.error).replace("\\", "")
+    assert "not in the local cache" in message and "huggingface-cli download someone/not-a-cached-model" in message
+    assert chart_titled(at, ["toy · layer 0 · head 0"]) and at.sidebar.text_input(key="w_custom_model").value == "someone/not-a-cached-model"
+
+    empty = tiny_model_dir("distilbert").parent / "empty-folder"
+    empty.mkdir(exist_ok=True)
+    at.sidebar.text_input(key="w_custom_model").set_value(str(empty)).run()
+    at.sidebar.button(key="load_custom_model").click().run()
+    assert any("no config.json" in e.value.replace("\\", "") for e in at.sidebar.error)
+
+    folder = str(tiny_model_dir("distilbert"))
+    at.sidebar.text_input(key="w_custom_model").set_value(folder).run()
+    at.sidebar.button(key="load_custom_model").click().run()
+    assert not at.exception and not at.sidebar.error
+    spec = chart_titled(at, ["layer 0 · head 0"])
+    assert folder.split("/")[-1] in spec["layout"]["title"]["text"].replace("\\", "")
+    assert spec["layout"]["xaxis"]["ticktext"][0] == "[CLS]"
+    assert at.query_params["model"] == folder

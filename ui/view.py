@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, replace
 import streamlit as st
 
 from model import InputError, ModelLoadError, Trace, load_model
+from model.loading import check_model
 from model.adapters import TracedModel
 from ui.text import md
 from viz.content.settings import (
@@ -86,10 +87,27 @@ def _initial_settings() -> Settings:
         st.session_state["link_notices"] = notices
     settings = st.session_state["settings"]
     updates = {name: st.session_state[f"w_{name}"] for name in asdict(settings) if f"w_{name}" in st.session_state}
-    if st.session_state.get("w_model_choice") is not None:
-        choice = st.session_state["w_model_choice"]
-        updates["model"] = st.session_state.get("w_custom_model", "").strip() if choice == CUSTOM else choice
+    choice = st.session_state.get("w_model_choice")
+    if choice == CUSTOM:  # the model shown stays until a typed id passes its check ("Load")
+        if "custom_model" in st.session_state:
+            updates["model"] = st.session_state.pop("custom_model")
+    elif choice is not None:
+        updates["model"] = choice
     return replace(settings, **updates)
+
+
+def _check_custom_model() -> None:
+    """The "Load" button of the model box: check the typed id before anything is loaded."""
+    name = st.session_state.get("w_custom_model", "").strip()
+    try:
+        if name and not model_allowed(name):
+            raise ModelLoadError(f"Model {name!r} is not allowed on this server.")
+        check_model(name, allow_local=custom_models_allowed()[1])
+    except ModelLoadError as error:
+        st.session_state["custom_model_error"] = str(error)
+        return
+    st.session_state.pop("custom_model_error", None)
+    st.session_state["custom_model"] = name
 
 
 def key(name: str) -> str:
@@ -102,7 +120,8 @@ def _put(settings: Settings) -> None:
     """Write the settings into the widgets' state before the widgets are drawn."""
     for name, value in asdict(settings).items():
         st.session_state[key(name)] = list(value) if isinstance(value, tuple) else value
-    st.session_state["w_model_choice"] = settings.model if settings.model in BUILTIN_MODELS else CUSTOM
+    typing = st.session_state.get("w_model_choice") == CUSTOM  # the box stays open while an id is typed
+    st.session_state["w_model_choice"] = settings.model if settings.model in BUILTIN_MODELS and not typing else CUSTOM
     if settings.model not in BUILTIN_MODELS:
         st.session_state["w_custom_model"] = settings.model
 
@@ -174,8 +193,13 @@ def sidebar(controls: frozenset[str] = frozenset()) -> PageContext:
             "Hugging Face id" + (" or local folder" if allow_local else ""),
             key="w_custom_model",
             placeholder="bert-base-uncased",
-            help="BERT, DistilBERT and GPT-2 family models with safetensors weights.",
+            help="BERT, DistilBERT, GPT-2, Llama, Qwen2, Mistral and Gemma family models with safetensors weights.",
         )
+        side.button("Check and load", key="load_custom_model", on_click=_check_custom_model, type="primary")
+        if "custom_model_error" in st.session_state:
+            side.error(md(st.session_state["custom_model_error"]), icon="⚠️")
+        elif model.name in BUILTIN_MODELS:
+            side.caption(f"Until a typed model is checked and loaded: {BUILTIN_MODELS[model.name]}.")
     if model.name == "toy-random":
         side.selectbox("Toy tokenizer", list(TOY_TOKENIZERS), key="w_tokenizer", format_func=TOY_TOKENIZERS.get)
     if problem is not None:
@@ -255,3 +279,4 @@ def guarded():
 def apply_settings(settings: Settings) -> None:
     """Replace the whole view (a lesson, a freshly trained model): the next run draws it."""
     st.session_state["pending_settings"] = settings
+    st.session_state.pop("w_model_choice", None)
