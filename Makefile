@@ -1,12 +1,12 @@
 # Two commands do everything on a fresh machine:
 #   make run    installs what is needed and starts the app on the built-in toy model
-#   make test   installs what is needed (Python packages, Debian's chromium and nginx) and runs every test
+#   make test   installs what is needed (Python packages, Debian's chromium and nginx), runs ruff, then every test
 #   make serve N=4   N app processes behind nginx with sticky sessions, on http://localhost:$(PORT)
 PYTHON ?= python3
 PORT ?= 8501
 N ?= 2
 
-.PHONY: install browser nginx run serve test bench
+.PHONY: install browser nginx run serve lint test bench
 
 install:
 	$(PYTHON) -m pip install --quiet -r requirements.txt
@@ -28,7 +28,11 @@ run: install
 serve: install nginx
 	$(PYTHON) -m deploy.serve -n $(N) --port $(PORT)
 
-test: install browser nginx
+lint: install
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+
+test: install browser nginx lint
 	$(PYTHON) -m pytest
 
 bench: install browser

@@ -26,7 +26,7 @@ class Projection:
     points: list[dict]  # {label, group, sentence, layer, x, y}; group: static, contextual, reference
     arrows: list[dict]  # {x0, y0, x1, y1, label}: static point → contextual point
     tracks: dict[str, list[tuple[float, float]]]  # "bank (s1)" → static point, then the input and each layer
-    similarities: list[dict]  # {layer, sentence, word, other, cosine}
+    similarities: list[dict]  # {layer, sentence, occurrence, word, other, cosine}
     missing: list[int]  # sentences (0-based) in which the target does not occur
     explained_variance: tuple[float, float]  # share of variance along PC 1 and PC 2
 
@@ -56,6 +56,28 @@ def pca_2d(x: Tensor) -> tuple[Tensor, tuple[float, float]]:
     return axes.float(), (float(padded[0]), float(padded[1]))
 
 
+def _occurrences(trace: Trace, sentence: int) -> list[tuple[str, list[int]]]:
+    """The words of one sentence in order, each with the positions of its pieces.
+
+    A word cut into several pieces is one occurrence (its vector is the mean of its pieces); a special
+    token the model adds ([CLS], [SEP]) is an occurrence of its own text, so it can be followed too.
+    """
+    tokens, text = trace.tokens[sentence], trace.texts[sentence]
+    words: dict[object, list[int]] = {}
+    for position, token in enumerate(tokens):
+        if token.word is not None:
+            words.setdefault(("word", token.word), []).append(position)
+        elif token.kind == "special":
+            words[("special", position)] = [position]
+    found = []
+    for (kind, _), positions in words.items():
+        first, last = tokens[positions[0]], tokens[positions[-1]]
+        surface = first.text if kind == "special" else text[first.start : last.end]
+        if surface.strip():
+            found.append((surface.strip().lower(), positions))
+    return found
+
+
 def embedding_projection(
     trace: Trace,
     target: str = "bank",
@@ -66,74 +88,81 @@ def embedding_projection(
 
     layer: the layer whose output is drawn as "contextual" (default: the last). The PCA is fitted on
     the static and every layer's vectors of the target and the references, so the same plane serves
-    every layer and the trajectory.
+    every layer and the trajectory. Every occurrence is its own point: "bank (s2)", or "bank (s2#1)"
+    and "bank (s2#2)" when a sentence holds the word twice. A word whose pieces differ between
+    sentences (GPT-2's "Bank" and " bank") has one static point per set of pieces.
+
+    Each occurrence of the target is compared (cosine) with every other drawn word of the same layer
+    and with its own static embedding, so the table behind the picture is never empty when the
+    target occurs, even alone and without reference words.
     """
     target = target.strip().lower()
     layers = list(range(trace.n_layers + 1))
     layer = trace.n_layers if layer is None else max(0, min(int(layer), trace.n_layers))
-    wanted = {target, *(r.strip().lower() for r in references)}
+    wanted = {target, *(r.strip().lower() for r in references if r.strip())}
 
-    # (label, group, sentence, layer, unit vector)
-    entries: list[tuple[str, str, int, int | None, Tensor]] = []
+    # one entry per occurrence of a wanted word: (word, sentence, label, token ids)
+    occurrences: list[tuple[str, int, str, tuple[int, ...], list[int]]] = []
     missing = []
+    for sentence in range(len(trace.texts)):
+        words = [(w, positions) for w, positions in _occurrences(trace, sentence) if w in wanted]
+        if not any(w == target for w, _ in words):
+            missing.append(sentence)
+        counts = {w: sum(1 for other, _ in words if other == w) for w, _ in words}
+        seen: dict[str, int] = {}
+        for word, positions in words:
+            seen[word] = seen.get(word, 0) + 1
+            label = f"{word} (s{sentence + 1})" if counts[word] == 1 else f"{word} (s{sentence + 1}#{seen[word]})"
+            ids = tuple(int(trace.input_ids[sentence, p]) for p in positions)
+            occurrences.append((word, sentence, label, ids, positions))
+    if not occurrences:
+        return Projection(target, layer, [], [], {}, [], missing, (0.0, 0.0))
+
+    # unit vectors, each centred in its own space: [space (static, then each layer), occurrence, d_model]
+    units = []
     for space_layer in [STATIC, *layers]:
         space = _space(trace, space_layer)
-        for sentence in range(len(trace.texts)):
-            words = trace.word_vectors(sentence, space_layer)
-            if space_layer is STATIC and not any(w == target for w, _ in words):
-                missing.append(sentence)
-            for word, vector in words:
-                if word in wanted:
-                    group = "target" if word == target else "reference"
-                    entries.append((word, group, sentence, space_layer, _normalised(vector[None], space)[0]))
+        vectors = trace.static_embeddings if space_layer is STATIC else trace.hidden_states[space_layer]
+        stacked = torch.stack([vectors[sentence, positions].mean(dim=0) for _, sentence, _, _, positions in occurrences])
+        units.append(_normalised(stacked, space))
+    units = torch.stack(units)
+    flat = units.reshape(-1, units.shape[-1])
+    axes, variance = pca_2d(flat)
+    xy = ((flat - flat.mean(dim=0)) @ axes.T).reshape(units.shape[0], units.shape[1], 2).tolist()
 
-    if not entries:
-        return Projection(target, layer, [], [], {}, [], missing, (0.0, 0.0))
-    stacked = torch.stack([e[4] for e in entries])
-    axes, variance = pca_2d(stacked)
-    xy = (stacked - stacked.mean(dim=0)) @ axes.T  # [n_entries, 2]
-
-    points, arrows, tracks = [], [], {}
-    position = {}
-    for (word, group, sentence, space_layer, _), (x, y) in zip(entries, xy.tolist()):
-        position[(word, sentence, space_layer)] = (x, y)
-        label = f"{word} (s{sentence + 1})"
-        if group == "target":
-            tracks.setdefault(label, []).append((x, y))  # static first, then the input and each layer
-        if space_layer is STATIC:
-            if group == "target" and any(p["label"] == word and p["group"] == "static" for p in points):
-                continue  # the static embedding of a word is the same in every sentence: draw it once
-            points.append(dict(label=word, group="static", sentence=None, layer=None, x=x, y=y))
-        elif space_layer == layer:
-            points.append(
-                dict(label=label, group="contextual" if group == "target" else "reference", sentence=sentence, layer=layer, x=x, y=y)
-            )
-    for sentence in range(len(trace.texts)):
-        if sentence in missing:
-            continue
-        x0, y0 = position[(target, sentence, STATIC)]
-        x1, y1 = position[(target, sentence, layer)]
-        arrows.append(dict(x0=x0, y0=y0, x1=x1, y1=y1, label=f"{target} (s{sentence + 1})"))
+    variants: dict[str, list[tuple[int, ...]]] = {}
+    for word, _, _, ids, _ in occurrences:
+        variants.setdefault(word, [])
+        if ids not in variants[word]:
+            variants[word].append(ids)
+    points, arrows, tracks, drawn = [], [], {}, set()
+    for index, (word, sentence, label, ids, positions) in enumerate(occurrences):
+        static_x, static_y = xy[0][index]
+        if (word, ids) not in drawn:  # a static embedding depends only on the token ids: draw each once
+            drawn.add((word, ids))
+            pieces = "·".join(trace.tokens[sentence][p].text for p in positions)
+            name = word if len(variants[word]) == 1 else f"{word} [{pieces}]"
+            points.append(dict(label=name, group="static", sentence=None, layer=None, x=static_x, y=static_y))
+        x, y = xy[1 + layer][index]
+        is_target = word == target
+        points.append(dict(label=label, group="contextual" if is_target else "reference", sentence=sentence, layer=layer, x=x, y=y))
+        if is_target:
+            tracks[label] = [tuple(xy[space][index]) for space in range(len(xy))]  # static, the input, each layer
+            arrows.append(dict(x0=static_x, y0=static_y, x1=x, y1=y, label=label))
 
     similarities = []
-    by_key = {(e[0], e[2], e[3]): e[4] for e in entries}
-    for space_layer in [STATIC, *layers]:
-        for sentence in range(len(trace.texts)):
-            mine = by_key.get((target, sentence, space_layer))
-            if mine is None:
+    for space, space_layer in enumerate([STATIC, *layers]):
+        cosines = units[space] @ units[space].T
+        for index, (word, sentence, label, _, _) in enumerate(occurrences):
+            if word != target:
                 continue
-            for (word, other_sentence, other_layer), vector in by_key.items():
-                if other_layer != space_layer or (word, other_sentence) == (target, sentence):
-                    continue
-                similarities.append(
-                    dict(
-                        layer="static" if space_layer is STATIC else space_layer,
-                        sentence=sentence,
-                        word=target,
-                        other=f"{word} (s{other_sentence + 1})",
-                        cosine=float(mine @ vector),
-                    )
-                )
+            name = "static" if space_layer is STATIC else space_layer
+            row = dict(layer=name, sentence=sentence, occurrence=label, word=target)
+            for other, (_, _, other_label, _, _) in enumerate(occurrences):
+                if other != index:
+                    similarities.append(dict(row, other=other_label, cosine=float(cosines[index, other])))
+            if space_layer is not STATIC:
+                similarities.append(dict(row, other="its static embedding", cosine=float(units[space, index] @ units[0, index])))
     return Projection(target, layer, points, arrows, tracks, similarities, missing, variance)
 
 

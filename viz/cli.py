@@ -9,15 +9,12 @@ files) and the settings used.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from viz.export import figure_to_csv, figure_to_html, figure_to_png, figure_to_svg, safe_filename, static_export_available
+from viz.export.bundle import FORMATS, check_formats, write_folder
 from viz.theme import apply_print_theme
-from viz.views import embedding_figures, overview_figure, positional_figures, scaling_figures, stages_of_head, tokens_figures
-
-FORMATS = ("png", "svg", "html", "csv")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -41,85 +38,68 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def build_figures(args: argparse.Namespace):
-    """Run the model once and build the view's figures: returns (figures by id, settings, notices)."""
-    from model import MaskSpec, cosine_similarity_matrix, load_model, similarity_by_distance, sinusoidal_positional_encoding
-    from model.embeddings import embedding_projection
+    """Run the model once and build the pages' figures, with the same page functions the app calls:
+    returns (figures by id, settings, notices)."""
+    from model import load_model
+    from viz.content import attention_page, embeddings_page, positional_page, run_model, tokens_page
+    from viz.content.settings import PE_LIMIT, Settings
 
     model = load_model(args.model, tokenizer=args.tokenizer) if args.model == "toy-random" else load_model(args.model)
-    mask = MaskSpec.parse(args.mask) if args.mask else None
-    run = model.trace(args.text, mask=mask, scale=not args.no_scale, temperature=args.temperature)
-    trace = run if model.is_toy else run.with_view(run.mask if mask is None else mask, not args.no_scale, args.temperature)
+    settings = Settings(
+        text="\n".join(args.text),
+        model=args.model,
+        tokenizer=args.tokenizer,
+        layer=args.layer,
+        heads=tuple(args.head or [0]),
+        mask=args.mask or "model",
+        scaling=not args.no_scale,
+        temperature=args.temperature,
+        target=args.target,
+        references=args.refs,
+    )
+    trace = run_model(model, args.text, settings.display)
     if not 0 <= args.layer < trace.n_layers:
         raise ValueError(f"--layer must be in 0…{trace.n_layers - 1}")
-    heads = args.head or [0]
-    if any(not 0 <= h < trace.n_heads for h in heads):
+    if any(not 0 <= h < trace.n_heads for h in settings.heads):
         raise ValueError(f"--head must be in 0…{trace.n_heads - 1}")
-    sentence = args.sentence if 0 <= args.sentence < len(trace.texts) else 0
-
-    figures = dict(tokens_figures(trace, model.tokenizer.label))
-    stages = trace.stages(args.layer)
-    for head in heads:
-        figures[f"stages-L{args.layer}-H{head}"] = stages_of_head(trace, sentence, args.layer, head, stages)
-        figures.update(scaling_figures(trace, sentence, args.layer, head))
-    figures["overview-all-heads"] = overview_figure(trace, sentence)
     n_positions = max(trace.input_ids.shape[1], 2)
-    pe = sinusoidal_positional_encoding(n_positions, model.d_model)
-    similarity = cosine_similarity_matrix(pe)
-    distances, means = similarity_by_distance(similarity)
-    figures.update(positional_figures(pe.numpy(), similarity.numpy(), distances.numpy(), means.numpy(), 10000.0, [0, 1]))
-    references = tuple(w.strip() for w in args.refs.split(",") if w.strip())
-    figures.update(embedding_figures(embedding_projection(trace, args.target, references), model.name))
-    settings = dict(
+    settings = replace(
+        settings,
+        sentence=args.sentence if 0 <= args.sentence < len(trace.texts) else 0,
+        pe_positions=min(n_positions, PE_LIMIT),
+        pe_d_model=min(model.d_model, PE_LIMIT),
+    )
+
+    figures = dict(tokens_page(settings, trace, model, tokenizers={}).figures)
+    for head in settings.heads:  # the page draws the scaling comparison for its first head; slides get every head's
+        figures.update(attention_page(replace(settings, heads=(head,)), trace, overview=False).figures)
+    figures["overview-all-heads"] = attention_page(settings, trace).figures["overview-all-heads"]
+    positional = positional_page(settings, trace, model, dimensions=[0, 1]).figures
+    figures.update({k: v for k, v in positional.items() if k.startswith("pe-")})
+    figures.update(embeddings_page(settings, trace, model.name).figures)
+    manifest_settings = dict(
         texts=trace.texts,
         model=model.name,
         tokenizer=model.tokenizer.label,
-        layer=args.layer,
-        heads=heads,
-        sentence=sentence,
+        layer=settings.layer,
+        heads=list(settings.heads),
+        sentence=settings.sentence,
         mask=trace.mask.name,
         scale=trace.scale,
         temperature=trace.temperature,
         target=args.target,
-        references=list(references),
+        references=list(settings.reference_words),
         what_if=trace.what_if,
     )
-    return figures, settings, trace.notices
-
-
-def write_figures(figures: dict, out: Path, formats: tuple[str, ...], png_scale: float, print_theme: bool) -> list[dict]:
-    """Write each figure in each format into `out` only; returns the manifest entries."""
-    can_render, why = static_export_available()
-    writers = {
-        "png": lambda fig: figure_to_png(fig, scale=png_scale),
-        "svg": figure_to_svg,
-        "html": figure_to_html,
-        "csv": lambda fig: figure_to_csv(fig).encode("utf-8"),
-    }
-    out.mkdir(parents=True, exist_ok=True)
-    entries = []
-    for figure_id, figure in figures.items():
-        figure = apply_print_theme(figure) if print_theme else figure
-        stem = safe_filename(figure_id)
-        files = []
-        for fmt in formats:
-            if fmt in ("png", "svg") and not can_render:
-                continue
-            path = out / f"{stem}.{fmt}"
-            path.write_bytes(writers[fmt](figure))
-            files.append(path.name)
-        title = figure.layout.title.text or figure_id
-        entries.append(dict(id=figure_id, title=title, files=files))
-    if not can_render and {"png", "svg"} & set(formats):
-        print(f"PNG and SVG skipped: {why}", file=sys.stderr)
-    return entries
+    return figures, manifest_settings, trace.notices
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    formats = tuple(f.strip() for f in args.formats.split(",") if f.strip())
-    unknown = set(formats) - set(FORMATS)
-    if unknown:
-        print(f"error: unknown format(s) {', '.join(sorted(unknown))}; choose from {', '.join(FORMATS)}", file=sys.stderr)
+    try:
+        formats = check_formats(f.strip() for f in args.formats.split(",") if f.strip())
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     try:
         figures, settings, notices = build_figures(args)
@@ -128,8 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     for notice in notices:
         print(f"note: {notice}", file=sys.stderr)
-    entries = write_figures(figures, args.out, formats, args.png_scale, args.print_theme)
-    manifest = dict(settings=settings, figures=entries)
-    (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
-    print(f"wrote {len(entries)} figures to {args.out}")
+    if args.print_theme:
+        figures = {figure_id: apply_print_theme(figure) for figure_id, figure in figures.items()}
+    manifest = write_folder(figures, args.out, formats=formats, png_scale=args.png_scale, settings=settings)
+    for note in manifest["notes"]:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"wrote {len(manifest['figures'])} figures to {args.out}")
     return 0

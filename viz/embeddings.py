@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from ._common import nothing_to_draw
 from .labels import safe_label
 from .theme import PALETTE, SCREEN_TEMPLATE
 
@@ -51,6 +52,8 @@ def projection_figure(points: list[dict], arrows: list[dict], *, title: str) -> 
     (e.g. the static vector) to ``(x1, y1)`` (its contextual version); the
     label shows on hover over the arrow's tail.
     """
+    if not points:
+        return nothing_to_draw(title, "the word occurs in none of the sentences")
     series: dict[tuple[str, int | None], list[dict]] = {}
     for point in points:
         series.setdefault(_series_key(point), []).append(point)
@@ -74,7 +77,7 @@ def projection_figure(points: list[dict], arrows: list[dict], *, title: str) -> 
                 x=[float(p["x"]) for p in members],
                 y=[float(p["y"]) for p in members],
                 mode="markers+text",
-                name=safe_label(name, visible_spaces=False),
+                name=safe_label(name),
                 text=labels,
                 textposition="top center",
                 textfont=dict(size=12),
@@ -94,7 +97,7 @@ def projection_figure(points: list[dict], arrows: list[dict], *, title: str) -> 
             axref="x",
             ayref="y",
             text="",
-            hovertext=safe_label(arrow.get("label", ""), visible_spaces=False),
+            hovertext=safe_label(arrow.get("label", "")),
             showarrow=True,
             arrowhead=2,
             arrowsize=1.2,
@@ -113,6 +116,8 @@ def trajectory_figure(tracks: dict[str, list[tuple[float, float]]], *, title: st
     first, usually the embedding). Markers carry the layer number, so the
     reader can follow where in the network a token's meaning moves.
     """
+    if not tracks:
+        return nothing_to_draw(title, "the word occurs in none of the sentences")
     fig = go.Figure()
     for index, (label, points) in enumerate(tracks.items()):
         name = safe_label(label)
