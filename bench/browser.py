@@ -136,9 +136,20 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix="bench-browser-", suffix=".log", delete=False)
         command = [
-            sys.executable, "-m", "streamlit", "run", "app.py",
-            "--server.port", str(self.port), "--server.address", "127.0.0.1",
-            "--server.headless", "true", "--browser.gatherUsageStats", "false", *extra,
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(self.port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            *extra,
         ]
         env = dict(os.environ, HF_HUB_OFFLINE="1")
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -245,6 +256,7 @@ def _toggle_actions(page) -> dict:
             page.locator("[data-testid=stSelectbox]").filter(has_text="Mask").click()
             page.get_by_role("option", name=option).click()
             return _input_time(page)
+
         return act
 
     def add_to(label, option_pattern):
@@ -254,6 +266,7 @@ def _toggle_actions(page) -> dict:
             t = _input_time(page)
             page.keyboard.press("Escape")
             return t
+
         return act
 
     def remove_last(label):
@@ -264,6 +277,7 @@ def _toggle_actions(page) -> dict:
             t = _input_time(page)
             page.keyboard.press("Escape")
             return t
+
         return act
 
     def temperature(key):
@@ -272,6 +286,7 @@ def _toggle_actions(page) -> dict:
             thumb.focus()
             thumb.press(key)
             return _input_time(page)
+
         return act
 
     return {
@@ -317,8 +332,7 @@ def measure_page_switch(page, url: str, repeats: int) -> dict:
     times = []
     for _ in range(repeats):
         for label, title in (("Tokens", "Tokens"), ("Attention", "Attention")):
-            page.evaluate(f"() => {{ document.querySelectorAll('{CHART}').forEach(g => g.__old = 1);"
-                          f" __bench.newChart = 0; __bench.watchNew = {title!r}; }}")
+            page.evaluate(f"() => {{ document.querySelectorAll('{CHART}').forEach(g => g.__old = 1); __bench.newChart = 0; __bench.watchNew = {title!r}; }}")
             page.locator("[data-testid=stSidebarNav], [data-testid=stSidebar]").get_by_role("link", name=label, exact=True).first.click()
             t0 = _input_time(page)
             page.wait_for_function("() => __bench.newChart > 0", timeout=ACTION_TIMEOUT_S * 1000)
@@ -407,9 +421,7 @@ async def _class(base: str, size: int, flips: int, spacing_s: float) -> list[dic
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
         try:
-            return await asyncio.gather(*(
-                _student(browser, base, w, i * spacing_s, flips, set(words) - {w}) for i, w in enumerate(words)
-            ))
+            return await asyncio.gather(*(_student(browser, base, w, i * spacing_s, flips, set(words) - {w}) for i, w in enumerate(words)))
         finally:
             await browser.close()
 
@@ -458,8 +470,10 @@ def measure_class(size: int = 40, flips: int = 5, spacing_s: float = 1.0, log=pr
             failures=[f"{s['word']}: {s['failure']}" for s in students if s["failure"]],
             server_exceptions=server.exceptions()[:10],
         )
-        log(f"  class of {size}: first chart {_fmt(result['first_chart'])}, toggle {_fmt(result['toggle_changed'])}, "
-            f"CPU/action {result['cpu_per_action']:.3f} s, memory +{result['memory_growth_mb']:.0f} MB")
+        log(
+            f"  class of {size}: first chart {_fmt(result['first_chart'])}, toggle {_fmt(result['toggle_changed'])}, "
+            f"CPU/action {result['cpu_per_action']:.3f} s, memory +{result['memory_growth_mb']:.0f} MB"
+        )
         return result
     finally:
         server.stop()
@@ -484,7 +498,7 @@ BROWSER_PARTS = ("toggles", "pages", "png", "coldstart", "class")
 
 def available_models(wanted: tuple[str, ...]) -> tuple[tuple[str, ...], list[str]]:
     """The wanted models this app offers (SmolLM2 once the app has it), and notes on the others."""
-    from ui.settings import BUILTIN_MODELS
+    from viz.content.settings import BUILTIN_MODELS
 
     have = tuple(m for m in wanted if m in BUILTIN_MODELS)
     return have, [f"{m}: not offered by this build of the app" for m in wanted if m not in BUILTIN_MODELS]
@@ -562,8 +576,11 @@ def _verdict(value: float | None, target: float) -> str:
 
 
 def format_browser_report(results: dict) -> str:
-    lines = ["", "In the browser (Debian chromium via Playwright; server and browser on the same cores)",
-             f"  load average at start {results.get('load_average_start')}, at end {results.get('load_average_end')}"]
+    lines = [
+        "",
+        "In the browser (Debian chromium via Playwright; server and browser on the same cores)",
+        f"  load average at start {results.get('load_average_start')}, at end {results.get('load_average_end')}",
+    ]
     lines += [f"  note: {n}" for n in results.get("notes", [])]
     for model, sizes in results.get("toggles", {}).items():
         for n, row in sizes.items():
@@ -573,9 +590,11 @@ def format_browser_report(results: dict) -> str:
                     continue
                 r = row[name]
                 changed, settled = r["changed"].get("median"), r["settled"].get("median")
-                line = (f"    {name:<13} → changed {_fmt(r['changed'])} [{_verdict(changed, toggle_target('toggle_changed', int(n)))}]; "
-                        f"→ settled {_fmt(r['settled'])} [{_verdict(settled, toggle_target('toggle_settled', int(n)))}]; "
-                        f"server CPU {r['cpu_s']:.3f} s/toggle")
+                line = (
+                    f"    {name:<13} → changed {_fmt(r['changed'])} [{_verdict(changed, toggle_target('toggle_changed', int(n)))}]; "
+                    f"→ settled {_fmt(r['settled'])} [{_verdict(settled, toggle_target('toggle_settled', int(n)))}]; "
+                    f"server CPU {r['cpu_s']:.3f} s/toggle"
+                )
                 if model == "toy" and n == "16":
                     line += f" [{_verdict(r['cpu_s'], TARGETS['cpu_per_toggle_toy_16'])}]"
                 if r["no_change"]:
@@ -588,15 +607,16 @@ def format_browser_report(results: dict) -> str:
         lines.append(f"  page switch → first chart: {_fmt(r)} [{_verdict(r.get('median'), TARGETS['page_switch'])}]")
     if "png_export" in results:
         r = results["png_export"]
-        lines.append(f"  PNG export click → file saved: {_fmt(r)}, {r.get('bytes', 0) / 1024:.0f} KiB "
-                     f"[{_verdict(r.get('median'), TARGETS['png_export'])}]")
+        lines.append(f"  PNG export click → file saved: {_fmt(r)}, {r.get('bytes', 0) / 1024:.0f} KiB [{_verdict(r.get('median'), TARGETS['png_export'])}]")
     if "cold_start" in results:
         r = results["cold_start"]
         if "error" in r:
             lines.append(f"  cold start: {r['error']}")
         else:
-            lines.append(f"  cold start → first chart: {r['first_chart_s']:.2f} s (server ready {r['server_ready_s']:.2f} s, "
-                         f"warm reload {r['warm_reload_s']:.2f} s) [{_verdict(r['first_chart_s'], TARGETS['cold_start'])}]")
+            lines.append(
+                f"  cold start → first chart: {r['first_chart_s']:.2f} s (server ready {r['server_ready_s']:.2f} s, "
+                f"warm reload {r['warm_reload_s']:.2f} s) [{_verdict(r['first_chart_s'], TARGETS['cold_start'])}]"
+            )
     if "class" in results:
         c = results["class"]
         lines += [

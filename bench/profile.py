@@ -34,8 +34,27 @@ from bench.browser import (
 from bench.coldstart import BROWSER_ARGS, ROOT
 
 PROJECT = ("app.py", "pages/", "ui/", "viz/", "model/")
-PACKAGES = ("plotly", "_plotly_utils", "streamlit", "torch", "numpy", "tornado", "google/protobuf", "json", "pandas",
-            "narwhals", "asyncio", "threading", "pyarrow", "PIL", "kaleido", "transformers", "copy", "inspect", "re")
+PACKAGES = (
+    "plotly",
+    "_plotly_utils",
+    "streamlit",
+    "torch",
+    "numpy",
+    "tornado",
+    "google/protobuf",
+    "json",
+    "pandas",
+    "narwhals",
+    "asyncio",
+    "threading",
+    "pyarrow",
+    "PIL",
+    "kaleido",
+    "transformers",
+    "copy",
+    "inspect",
+    "re",
+)
 
 
 def _frame_file(frame: str) -> str:
@@ -55,7 +74,7 @@ def _package(path: str) -> str:
         return rest.split("/", 1)[0]
     root = str(ROOT) + "/"
     if p.startswith(root):
-        return "project: " + p[len(root):].split("/", 1)[0]
+        return "project: " + p[len(root) :].split("/", 1)[0]
     return "python: " + Path(p).name
 
 
@@ -111,9 +130,25 @@ def profile(model: str = "toy", tokens: int = 16, toggles: int = 20, rate: int =
             scaling()
             _wait_settled(page, page.evaluate("performance.now()"), expect_change=False)  # warm both settings
             cpu0 = server.cpu()
-            spy = subprocess.Popen([pyspy, "record", "--pid", str(server.pid), "--rate", str(rate), "--format", "raw",
-                                    "--threads", "--full-filenames", "--gil", "--output", str(raw_path)],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            spy = subprocess.Popen(
+                [
+                    pyspy,
+                    "record",
+                    "--pid",
+                    str(server.pid),
+                    "--rate",
+                    str(rate),
+                    "--format",
+                    "raw",
+                    "--threads",
+                    "--full-filenames",
+                    "--gil",
+                    "--output",
+                    str(raw_path),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             time.sleep(1.0)
             wall = time.perf_counter()
             for _ in range(toggles):

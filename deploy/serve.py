@@ -81,23 +81,35 @@ class Cluster:
         self.streamlit_args = streamlit_args
         self.secret = secrets.token_hex(16)
 
-    def start(self, timeout_s: float = 120) -> "Cluster":
+    def start(self, timeout_s: float = 120) -> Cluster:
         # One cookie secret for all: a session that moves to another process keeps a valid XSRF cookie.
         env = dict(os.environ, HF_HUB_OFFLINE="1", STREAMLIT_SERVER_COOKIE_SECRET=self.secret)
         try:
             for port in self.backend_ports:
                 log = open(self.run / f"app-{port}.log", "wb")
                 command = [
-                    sys.executable, "-m", "streamlit", "run", "app.py",
-                    "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
-                    "--browser.gatherUsageStats", "false",
+                    sys.executable,
+                    "-m",
+                    "streamlit",
+                    "run",
+                    "app.py",
+                    "--server.port",
+                    str(port),
+                    "--server.address",
+                    "127.0.0.1",
+                    "--server.headless",
+                    "true",
+                    "--browser.gatherUsageStats",
+                    "false",
                     *self.streamlit_args,
                 ]
                 self.backends.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
             (self.run / "nginx.conf").write_text(render(f"127.0.0.1:{self.port}", self.backend_ports, self.run))
             self.nginx = subprocess.Popen(
                 [NGINX, "-p", str(self.run), "-c", str(self.run / "nginx.conf"), "-g", "daemon off;"],
-                stdout=open(self.run / "nginx.out", "wb"), stderr=subprocess.STDOUT, start_new_session=True,
+                stdout=open(self.run / "nginx.out", "wb"),
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
             deadline = time.monotonic() + timeout_s
             for port, process in zip(self.backend_ports, self.backends):
@@ -147,7 +159,7 @@ class Cluster:
         if self._own_run:
             shutil.rmtree(self.run, ignore_errors=True)
 
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -31,9 +31,12 @@ def test_summary_median_and_nearest_rank_p95():
 
 def test_report_says_which_figures_meet_their_targets():
     toggle = lambda changed, settled: dict(  # noqa: E731
-        changed=summary([changed]), settled=summary([settled]), cpu_s=0.02, no_change=0)
+        changed=summary([changed]), settled=summary([settled]), cpu_s=0.02, no_change=0
+    )
     results = dict(
-        load_average_start=[1.0, 1.0, 1.0], load_average_end=[2.0, 1.0, 1.0], notes=[],
+        load_average_start=[1.0, 1.0, 1.0],
+        load_average_end=[2.0, 1.0, 1.0],
+        notes=[],
         toggles={"toy": {"16": dict(scaling=toggle(0.1, 0.3), mask=toggle(0.4, 0.9), load_average=[1.5, 1, 1])}},
         page_switch=summary([0.7]),
     )
