@@ -142,13 +142,13 @@ class Cluster:
         path = self.run / "access.log"
         rows = []
         for line in path.read_text(errors="replace").splitlines() if path.exists() else ():
-            parts = line.split(" ", 5)
+            parts = line.split("|", 5)
             if len(parts) < 6:
                 continue
             _, cookie, key, upstream, status, uri = parts
             last = upstream.split(",")[-1].strip()  # "a, b" when nginx moved on to a second process
             port = int(last.rsplit(":", 1)[1]) if ":" in last else None
-            rows.append(dict(cookie=None if cookie == "-" else cookie, key=key, port=port, status=status, uri=uri.strip('"')))
+            rows.append(dict(cookie=None if cookie in ("", "-") else cookie, key=key, port=port, status=status, uri=uri))
         return rows
 
     def stop(self) -> None:
