@@ -93,3 +93,17 @@ def test_model_box_checks_a_typed_id_before_loading(tiny_model_dir, monkeypatch)
     assert folder.split("/")[-1] in spec["layout"]["title"]["text"].replace("\\", "")
     assert spec["layout"]["xaxis"]["ticktext"][0] == "[CLS]"
     assert at.query_params["model"] == folder
+
+
+def test_scaling_lab_follows_its_d_k_slider_and_marks_the_models_own():
+    at = start().switch_page("pages/8_Scaling_lab.py").run()
+    assert not at.exception and not at.error
+    at.slider(key="w_lab_d_k").set_value(1024).run()
+    row = chart_titled(at, ["d_k = 1024"])
+    bars = {bar["name"]: np.array(bar["y"], dtype=float) for bar in row["data"]}
+    assert bars["softmax(q·k), no division"].max() > 0.99 > bars["softmax(q·k / √d_k)"].max()
+    spread = chart_titled(at, ["Spread of q·k"])
+    marks = sorted(round(shape["x0"]) for shape in spread["layout"]["shapes"])
+    assert marks == [16, 1024]  # the toy model's d_k = 64 / 4 heads, and the chosen one
+    assert at.query_params["dk"] == "1024"
+    assert not [w for w in at.sidebar.get("select_slider") if w.key == "w_temperature"]

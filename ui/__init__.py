@@ -19,6 +19,7 @@ PAGES = (
     ("pages/5_Next_token.py", "Next token", ":material/keyboard_double_arrow_right:"),
     ("pages/6_Train.py", "Train", ":material/model_training:"),
     ("pages/7_Lessons.py", "Lessons", ":material/school:"),
+    ("pages/8_Scaling_lab.py", "Scaling lab", ":material/science:"),
 )
 
 
