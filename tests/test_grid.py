@@ -200,7 +200,14 @@ def expected_view(query: dict[str, str], model) -> dict:
 
 
 def numbers(values) -> np.ndarray:
-    return decode(values).astype(float).ravel() if values is not None else np.zeros(0)
+    """The numbers of a plotly array (a typed array or a list); category labels (strings) are left out,
+    a null counts as NaN."""
+    if values is None:
+        return np.zeros(0)
+    if isinstance(values, dict):
+        return decode(values).astype(float).ravel()
+    flat = np.asarray(values, dtype=object).ravel()
+    return np.array([np.nan if v is None else float(v) for v in flat if v is None or isinstance(v, (int, float))], dtype=float)
 
 
 def check_charts(at: AppTest, expected: dict) -> list[str]:
