@@ -3,6 +3,7 @@
 import streamlit as st
 
 from ui.figures import download_all, show_figure, start_view
+from ui.lesson_view import active_lesson, lesson_box
 from ui.layout import open_head_box, show, show_notices, show_table
 from ui.style import stylesheet
 from ui.text import md
@@ -35,7 +36,12 @@ def page(title: str, icon: str, controls: tuple[str, ...] = ()) -> PageContext:
         for path, label, nav_icon in PAGES:
             st.page_link(path, label=label, icon=nav_icon)
     st.title(title)
-    return sidebar(frozenset(controls))
+    lesson = active_lesson({label: path for path, label, _ in PAGES}.get(title, "app.py"))
+    beside_question = lesson.controls if lesson is not None and ATTENTION in controls else ()
+    context = sidebar(frozenset(controls), beside_question)
+    if lesson is not None:
+        lesson_box(lesson, context, beside_question)
+    return context
 
 
 __all__ = [
