@@ -3,6 +3,7 @@
 import streamlit as st
 
 from ui.figures import download_all, show_figure, start_view
+from ui.heads import open_clicked_head
 from ui.layout import open_head_box, show, show_notices, show_table
 from ui.text import md
 from ui.view import PageContext, apply_settings, guarded, key, sidebar
@@ -16,6 +17,7 @@ PAGES = (
     ("pages/5_Next_token.py", "Next token", ":material/keyboard_double_arrow_right:"),
     ("pages/6_Train.py", "Train", ":material/model_training:"),
     ("pages/7_Lessons.py", "Lessons", ":material/school:"),
+    ("pages/8_Heads.py", "Heads", ":material/hub:"),
 )
 
 
@@ -37,6 +39,7 @@ __all__ = [
     "guarded",
     "key",
     "md",
+    "open_clicked_head",
     "open_head_box",
     "page",
     "show",

@@ -265,3 +265,29 @@ def distribution_change_figure(tokens: list[str], before, after, *, title: str) 
         height=max(300, 80 + 40 * len(labels)),
     )
     return fig
+
+
+def cosine_by_layer_figure(cosines, *, title: str) -> go.Figure:
+    """Cosine between a token's vector before and after a change, at the input and after each layer."""
+    values = [float(c) for c in cosines]
+    if not values:
+        return nothing_to_draw(title, "no layers")
+    fig = go.Figure(
+        go.Scatter(
+            x=list(range(len(values))),
+            y=values,
+            mode="lines+markers",
+            line=dict(color=PALETTE[5]),
+            name="cosine",
+            hovertemplate="after layer %{x}: %{y:.4f}<extra></extra>",
+        )
+    )
+    low = min(values)
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        xaxis=dict(title="layers run (0 = the input)", tickmode="array", tickvals=list(range(len(values)))),
+        yaxis=dict(title="cosine(before, after)", range=[min(low - 0.02, 0.9), 1.01]),
+        height=340,
+    )
+    return fig
