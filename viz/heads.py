@@ -83,7 +83,8 @@ def head_grid_figure(badges: list[list[str]], hover: list[list[str]] | None = No
         xaxis=dict(title="head", tickmode="array", tickvals=list(range(n_heads)), range=[-0.6, n_heads - 0.4], showgrid=False, zeroline=False),
         yaxis=dict(title="layer", tickmode="array", tickvals=list(range(n_layers)), range=[n_layers - 0.4, -0.6], showgrid=False, zeroline=False),
         legend=dict(title=dict(text="badge"), orientation="h", y=-0.18),
-        height=int(140 + (size + 8) * n_layers),
+        height=int(170 + (size + 12) * n_layers),
+        margin=dict(t=60, b=110),
         clickmode="event+select",
         dragmode=False,
     )
