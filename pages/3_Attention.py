@@ -1,10 +1,10 @@
 import streamlit as st
 
-from ui import download_all, guarded, md, open_head_box, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, md, open_head_box, page, show, show_notices, show_table
 from viz.content import attention_page
 from viz.content.attention import worked_example_content
 
-context = page("Attention", ":material/grid_on:")
+context = page("Attention", ":material/grid_on:", (SENTENCE, ATTENTION, FIGURES))
 trace, s = context.trace, context.settings
 st.markdown(
     "Each token asks a **query** (q) and offers a **key** (k). Their dot product says how well they match; "
