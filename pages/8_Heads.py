@@ -1,9 +1,9 @@
 import streamlit as st
 
-from ui import download_all, guarded, md, open_clicked_head, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, md, open_clicked_head, page, show, show_notices, show_table
 from viz.content.heads import ablation_section, heads_page, ranking_section
 
-context = page("Heads", ":material/hub:")
+context = page("Heads", ":material/hub:", (SENTENCE, ATTENTION, FIGURES))
 s, trace, model = context.settings, context.trace, context.model
 st.markdown(
     "What each head does **on this sentence**, computed now: how spread out its rows are (**entropy**), how far "

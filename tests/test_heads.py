@@ -307,7 +307,7 @@ def test_ranking_in_batches_equals_one_run_per_head(tiny_model_dir):
 
 # --- the page's content and the page ---------------------------------------------------------------
 
-from viz.content.heads import ablation_section, heads_page, ranking_section  # noqa: E402
+from viz.content.heads import ablation_section, heads_page  # noqa: E402
 from viz.content.settings import Settings  # noqa: E402
 
 
