@@ -374,3 +374,15 @@ def test_the_heads_page_opens_a_head_and_ranks_every_head():
     model = load_model("toy")
     expected = rank_heads(model, model.trace(Settings().sentences).texts[0]).top(15)
     assert spec["layout"]["yaxis"]["ticktext"][:3] == [f"layer {l} · head {h}" for l, h, _ in expected[:3]]
+
+
+def test_the_heads_benchmark_builds_sentences_of_the_asked_length_and_times_every_part():
+    from bench.heads import measure, sentence_of
+
+    model = load_model("toy")
+    assert len(model.tokenizer.encode(sentence_of(model, 17))) == 17
+    result = measure("toy", 12, 1)
+    assert result["tokens"] == 12 and (result["layers"], result["heads"]) == (2, 4)
+    for part in ("trace_s", "summary_s", "rollout_s", "value_norms_layer_s", "flow_one_token_s", "rank_all_heads_s"):
+        assert result[part] > 0, part
+    assert result["flow_all_tokens_s_extrapolated"] == pytest.approx(12 * result["flow_one_token_s"])
