@@ -361,7 +361,7 @@ def test_the_heads_page_opens_a_head_and_ranks_every_head():
     from conftest import ROOT
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
-    at.switch_page("pages/8_Heads.py").run()
+    at.switch_page("pages/9_Heads.py").run()
     assert not at.exception, [e.value for e in at.exception]
     at.sidebar.slider(key="w_layer").set_value(1).run()
     at.sidebar.multiselect(key="w_heads").set_value([2]).run()
