@@ -4,6 +4,7 @@ import streamlit as st
 
 from ui.figures import download_all, show_figure, start_view
 from ui.lesson_view import active_lesson, lesson_box
+from ui.heads import open_clicked_head
 from ui.layout import open_head_box, show, show_notices, show_table
 from ui.style import stylesheet
 from ui.text import md
@@ -21,6 +22,7 @@ PAGES = (
     ("pages/6_Train.py", "Train", ":material/model_training:"),
     ("pages/7_Lessons.py", "Lessons", ":material/school:"),
     ("pages/8_Scaling_lab.py", "Scaling lab", ":material/science:"),
+    ("pages/9_Heads.py", "Heads", ":material/hub:"),
 )
 
 
@@ -57,6 +59,7 @@ __all__ = [
     "guarded",
     "key",
     "md",
+    "open_clicked_head",
     "open_head_box",
     "page",
     "show",
