@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from ui.content_cache import page_content
 from ui.figures import download_all, show_figure, start_view
 from ui.layout import open_head_box, show, show_notices, show_table
 from ui.style import stylesheet
@@ -38,6 +39,7 @@ def page(title: str, icon: str, controls: tuple[str, ...] = ()) -> PageContext:
 
 
 __all__ = [
+    "page_content",
     "PAGES",
     "ATTENTION",
     "FIGURES",
