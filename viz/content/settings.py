@@ -70,6 +70,7 @@ class Settings:
     sampling_temperature: float = 1.0  # next-token page
     top_k: int = 10  # next-token page: how many tokens to list
     lab_d_k: int = 512  # scaling lab: the size of one head for the random q and k
+    presenting: bool = False  # presentation mode: large fonts, no sidebar, one figure per screen
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
@@ -166,6 +167,7 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "sampling_temperature": "ntemp",
     "top_k": "topk",
     "lab_d_k": "dk",
+    "presenting": "present",
 }
 
 
@@ -212,6 +214,7 @@ PARSERS = {
     "sampling_temperature": _temperature,
     "top_k": int,
     "lab_d_k": int,
+    "presenting": _bool,
 }
 CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES}
 RANGES = {
