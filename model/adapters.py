@@ -74,10 +74,7 @@ class TracedModel:
         for index, text in enumerate(texts):
             tokens = self.tokenizer.encode(text)
             if len(tokens) > self.n_ctx:
-                notices.append(
-                    f"Sentence {index + 1} has {len(tokens)} tokens; only the first {self.n_ctx} "
-                    "(the model's context) are used."
-                )
+                notices.append(f"Sentence {index + 1} has {len(tokens)} tokens; only the first {self.n_ctx} (the model's context) are used.")
                 tokens = self._cut(text, tokens)
             token_lists.append(tokens)
         return token_lists, notices
@@ -91,9 +88,7 @@ class TracedModel:
         for pair in ablate:
             layer, head = (int(x) for x in pair)
             if not (0 <= layer < self.n_layers and 0 <= head < self.n_heads):
-                raise ValueError(
-                    f"head {layer}.{head} does not exist: layers 0…{self.n_layers - 1}, heads 0…{self.n_heads - 1}"
-                )
+                raise ValueError(f"head {layer}.{head} does not exist: layers 0…{self.n_layers - 1}, heads 0…{self.n_heads - 1}")
             pairs.append((layer, head))
         return tuple(sorted(set(pairs)))
 
@@ -196,9 +191,7 @@ class ToyModel(TracedModel):
 
     def _run(self, input_ids, key_valid, mask, scale, temperature, ablate, ablate_with) -> dict:
         record: dict = {}
-        logits = self.module(
-            input_ids, key_valid, mask, scale, temperature, record=record, ablate=ablate, ablate_with=ablate_with
-        )
+        logits = self.module(input_ids, key_valid, mask, scale, temperature, record=record, ablate=ablate, ablate_with=ablate_with)
         record.pop("attend")
         return dict(record, logits=logits)
 
@@ -248,9 +241,7 @@ ARCHITECTURES = {
         causal=False,
         recipe="LayerNorm(token + position + token type)",
     ),
-    "gpt2": Architecture(
-        "h", "attn.c_proj", "n_head", "n_embd", "n_positions", "wpe", causal=True, recipe="token + position"
-    ),
+    "gpt2": Architecture("h", "attn.c_proj", "n_head", "n_embd", "n_positions", "wpe", causal=True, recipe="token + position"),
     "llama": Architecture(**LLAMA_LIKE, recipe="token (position enters as a rotation of q and k)"),
     "qwen2": Architecture(**LLAMA_LIKE, recipe="token (position enters as a rotation of q and k)"),
     "mistral": Architecture(**LLAMA_LIKE, recipe="token (position enters as a rotation of q and k)"),

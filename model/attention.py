@@ -152,7 +152,7 @@ class MaskSpec:
     NAMES = ("none", "causal", "padding", "causal+padding")
 
     @classmethod
-    def parse(cls, name: str, hidden_keys=()) -> "MaskSpec":
+    def parse(cls, name: str, hidden_keys=()) -> MaskSpec:
         """`"none"`, `"causal"`, `"padding"` or `"causal+padding"`."""
         if name not in cls.NAMES:
             raise ValueError(f"unknown mask {name!r}; choose one of {', '.join(cls.NAMES)}")

@@ -84,9 +84,7 @@ def stages_attention(module, query: Tensor, key: Tensor, value: Tensor, attentio
 
     layer = len(run.q)
     mask = attention_mask if run.mask is None else run.mask[..., -query.shape[2] :, -key.shape[2] :]
-    stages = attention_stages(
-        query, key, value, mask, scale=run.scale, temperature=run.temperature, divisor=own_divisor
-    )
+    stages = attention_stages(query, key, value, mask, scale=run.scale, temperature=run.temperature, divisor=own_divisor)
     run.q.append(query), run.k.append(key), run.v.append(value), run.divisors.append(own_divisor)
     z = stages.z
     heads = sorted(head for (at, head) in run.ablate if at == layer)

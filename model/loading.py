@@ -121,8 +121,7 @@ def _check_folder(folder: Path, name: str) -> None:
         pickles = [p.name for p in folder.iterdir() if p.suffix in (".bin", ".pt", ".pth", ".ckpt", ".pkl")]
         if pickles:
             raise ModelLoadError(
-                f"{name}: only pickle weights ({', '.join(sorted(pickles))}); refused, because unpickling can run "
-                "code. Convert them to safetensors first."
+                f"{name}: only pickle weights ({', '.join(sorted(pickles))}); refused, because unpickling can run code. Convert them to safetensors first."
             )
         raise ModelLoadError(f"{name}: no *.safetensors weights in the folder.")
 
@@ -135,10 +134,7 @@ def _model_type(folder: Path, name: str, **kwargs) -> str:
     except Exception as error:  # malformed config.json and the like
         raise ModelLoadError(f"{name}: its config.json cannot be read ({error.__class__.__name__}).") from error
     if config.model_type not in ARCHITECTURES:
-        raise ModelLoadError(
-            f"{name} is a {config.model_type!r} model, which this app cannot trace; supported families: "
-            f"{supported_families()}."
-        )
+        raise ModelLoadError(f"{name} is a {config.model_type!r} model, which this app cannot trace; supported families: {supported_families()}.")
     check_size(config, name)
     return config.model_type
 

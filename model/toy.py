@@ -87,9 +87,7 @@ class Block(nn.Module):
         self.ln1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.attn = MultiHeadAttention(config)
         self.ln2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-        self.mlp = nn.Sequential(
-            nn.Linear(config.d_model, config.d_mlp), nn.ReLU(), nn.Linear(config.d_mlp, config.d_model)
-        )
+        self.mlp = nn.Sequential(nn.Linear(config.d_model, config.d_mlp), nn.ReLU(), nn.Linear(config.d_mlp, config.d_model))
 
 
 class ToyTransformer(nn.Module):
@@ -99,9 +97,7 @@ class ToyTransformer(nn.Module):
         self.tokenizer = make_tokenizer(config)
         self.d_vocab = self.tokenizer.d_vocab
         self.embed = nn.Embedding(self.d_vocab, config.d_model)  # [d_vocab, d_model]
-        self.register_buffer(
-            "pe", sinusoidal_positional_encoding(config.n_ctx, config.d_model, config.pe_base), persistent=False
-        )  # [n_ctx, d_model]
+        self.register_buffer("pe", sinusoidal_positional_encoding(config.n_ctx, config.d_model, config.pe_base), persistent=False)  # [n_ctx, d_model]
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
         self.ln_final = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.unembed = nn.Linear(config.d_model, self.d_vocab)
@@ -188,7 +184,7 @@ class ToyTransformer(nn.Module):
         save_file({k: v.contiguous() for k, v in self.state_dict().items()}, str(folder / "model.safetensors"))
 
     @classmethod
-    def load(cls, folder: str | Path) -> "ToyTransformer":
+    def load(cls, folder: str | Path) -> ToyTransformer:
         from safetensors.torch import load_file
 
         folder = Path(folder)

@@ -79,8 +79,7 @@ class Trace:
         if (self.model_mask.causal, self.model_mask.padding) != (own_mask.causal, own_mask.padding):
             changes.append(f"mask {self.model_mask.name} (model: {own_mask.name})")
         if self.model_mask.hidden_keys:
-            changes.append("hidden key position" + "s" * (len(self.model_mask.hidden_keys) > 1) + " "
-                           + ", ".join(str(j) for j in self.model_mask.hidden_keys))
+            changes.append("hidden key position" + "s" * (len(self.model_mask.hidden_keys) > 1) + " " + ", ".join(str(j) for j in self.model_mask.hidden_keys))
         if self.model_scale != self.own_scale:
             changes.append(f"scaling {'on' if self.model_scale else 'off'}")
         if self.model_temperature != self.own_temperature:
@@ -107,7 +106,7 @@ class Trace:
             "the model itself ran as trained, so later layers are not affected."
         )
 
-    def with_view(self, mask: MaskSpec, scale: bool, temperature: float) -> "Trace":
+    def with_view(self, mask: MaskSpec, scale: bool, temperature: float) -> Trace:
         """The same run shown with another mask, scaling or temperature (tensors are shared, not copied)."""
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature!r}")

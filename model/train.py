@@ -13,7 +13,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor
@@ -82,9 +82,7 @@ def train(
     input_ids, key_valid = encode_corpus(model.tokenizer, sentences(train_config.n_sentences, seed=train_config.seed))
     generator = torch.Generator().manual_seed(train_config.seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=train_config.learning_rate, weight_decay=train_config.weight_decay)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: min(1.0, (step + 1) / 50) * max(0.1, 1 - step / train_config.steps)
-    )
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 50) * max(0.1, 1 - step / train_config.steps))
     losses = []
     for step in range(train_config.steps):
         rows = torch.randint(0, len(input_ids), (train_config.batch_size,), generator=generator)
@@ -140,9 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     model, losses = train(config, train_config, report)
     print()
     model.save(args.out)
-    (args.out / "training.json").write_text(
-        json.dumps(dict(train=asdict(train_config), losses=[round(v, 4) for v in losses]), indent=None)
-    )
+    (args.out / "training.json").write_text(json.dumps(dict(train=asdict(train_config), losses=[round(v, 4) for v in losses]), indent=None))
     print(f"loss {losses[0]:.2f} → {sum(losses[-50:]) / len(losses[-50:]):.2f}  {sparkline(losses)}")
     print(f"wrote {args.out}/model.safetensors  sha256 {file_hash(args.out / 'model.safetensors')}")
     return 0

@@ -101,9 +101,7 @@ def build_tiny_model(kind: str, folder: Path) -> Path:
     torch.manual_seed(0)
     folder.mkdir(parents=True, exist_ok=True)
     if kind == "distilbert":
-        config = DistilBertConfig(
-            vocab_size=len(WORDPIECE_VOCAB), dim=48, n_heads=4, n_layers=2, hidden_dim=96, max_position_embeddings=64
-        )
+        config = DistilBertConfig(vocab_size=len(WORDPIECE_VOCAB), dim=48, n_heads=4, n_layers=2, hidden_dim=96, max_position_embeddings=64)
         DistilBertModel(config).save_pretrained(folder)
         _save_wordpiece_tokenizer(folder, DistilBertTokenizerFast)
     elif kind == "bert":
@@ -170,6 +168,7 @@ BROWSER_ARGS = [
     "--disable-sync",
 ]
 
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -183,9 +182,11 @@ def server():
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     log = tempfile.TemporaryFile()
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -204,7 +205,6 @@ def server():
     server_pid.remove(process.pid)
     process.terminate()
     process.wait(timeout=20)
-
 
 
 def pytest_configure(config):

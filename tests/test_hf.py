@@ -31,9 +31,7 @@ def eager(folder, kind):
 def eager_run(reference, trace, attention_mask=None, **kwargs):
     mask = trace.key_valid.long() if attention_mask is None else attention_mask
     with torch.no_grad():
-        return reference(
-            input_ids=trace.input_ids, attention_mask=mask, output_attentions=True, output_hidden_states=True, **kwargs
-        )
+        return reference(input_ids=trace.input_ids, attention_mask=mask, output_attentions=True, output_hidden_states=True, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -134,9 +132,7 @@ def _zeroed_columns(reference, path, layer, head, d_head, mean_z=None):
     for part in path.split("."):
         block = getattr(block, part)
     projection = block[layer]
-    for part in {"bert": "attention.output.dense", "gpt2": "attn.c_proj", "llama": "self_attn.o_proj"}[
-        reference.config.model_type
-    ].split("."):
+    for part in {"bert": "attention.output.dense", "gpt2": "attn.c_proj", "llama": "self_attn.o_proj"}[reference.config.model_type].split("."):
         projection = getattr(projection, part)
     cols = slice(head * d_head, (head + 1) * d_head)
     with torch.no_grad():
@@ -162,8 +158,9 @@ def test_ablating_a_head_equals_zeroed_output_projection_columns(tiny_model_dir,
     reference = eager(folder, kind)
     _zeroed_columns(reference, path, 0, 1, model.d_head)
     expected = eager_run(reference, trace)
-    torch.testing.assert_close(trace.stages(1).pattern * trace.key_valid[:, None, :, None],
-                               expected.attentions[1] * trace.key_valid[:, None, :, None], atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        trace.stages(1).pattern * trace.key_valid[:, None, :, None], expected.attentions[1] * trace.key_valid[:, None, :, None], atol=1e-6, rtol=0
+    )
     assert trace.what_ifs == ["head 0.1 ablated (zero)"]
     if model.lm_head:
         torch.testing.assert_close(trace.logits, expected.logits, atol=1e-4, rtol=0)
@@ -233,8 +230,9 @@ def test_trace_is_frozen(loaded):
 def test_unsupported_architecture_names_the_families(tmp_path):
     from transformers import AutoTokenizer, OPTConfig, OPTModel  # noqa: F401
 
-    OPTModel(OPTConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, ffn_dim=32, num_attention_heads=2,
-                       max_position_embeddings=32, word_embed_proj_dim=16)).save_pretrained(tmp_path)
+    OPTModel(
+        OPTConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, ffn_dim=32, num_attention_heads=2, max_position_embeddings=32, word_embed_proj_dim=16)
+    ).save_pretrained(tmp_path)
     with pytest.raises(ModelLoadError) as error:
         load_model(str(tmp_path))
     message = str(error.value)

@@ -101,9 +101,7 @@ def test_smollm2_pattern_equals_eager(smollm2):
     module.set_attn_implementation("eager")
     try:
         with torch.no_grad():
-            expected = module(
-                input_ids=trace.input_ids, attention_mask=trace.key_valid.long(), output_attentions=True, use_cache=False
-            )
+            expected = module(input_ids=trace.input_ids, attention_mask=trace.key_valid.long(), output_attentions=True, use_cache=False)
     finally:
         module.set_attn_implementation(own)
     assert module.config._attn_implementation == own

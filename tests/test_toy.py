@@ -95,11 +95,7 @@ def test_long_input_is_cut_to_context_with_notice():
 def test_trace_does_not_hold_every_stage_of_every_head():
     model = load_model("toy-random", n_heads=8, d_model=64)
     trace = model.trace(" ".join(["cat"] * 512))
-    held = sum(
-        value.numel() * value.element_size()
-        for value in vars(trace).values()
-        if isinstance(value, torch.Tensor)
-    )
+    held = sum(value.numel() * value.element_size() for value in vars(trace).values() if isinstance(value, torch.Tensor))
     one_layer_of_stages = 4 * 8 * 512 * 512 * 4
     assert held < one_layer_of_stages / 4
 
