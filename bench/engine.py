@@ -103,7 +103,7 @@ def _rss_mb(field: str) -> float:
 
 def memory_child(name: str) -> dict:
     """In this (fresh) process: load, trace 512 tokens, draw the Attention page's figures; peak RSS."""
-    from viz.views import overview_figure, scaling_figures, stages_of_head
+    from viz.content.attention import overview_figure, scaling_figures, stages_of_head
 
     model = load(name)
     text = text_of_tokens(model, N_TOKENS)
@@ -135,7 +135,6 @@ def peak_memory(name: str) -> dict:
 
 
 def profile(model) -> str:
-    import torch
     from torch.profiler import ProfilerActivity, profile as torch_profile
 
     text = text_of_tokens(model, N_TOKENS)
