@@ -215,7 +215,7 @@ def back_to_the_models_own() -> None:
 
 def what_if_badge(trace: Trace) -> None:
     """The run differs from the model's own: say how, on every page, with one click back."""
-    left, right = st.columns([5, 1], vertical_alignment="center")
+    left, right = st.columns([3, 1], vertical_alignment="center")
     left.badge(md("what-if: " + "; ".join(trace.what_ifs)), icon=":material/science:", color="orange")
     right.button("Model's own settings", on_click=back_to_the_models_own, key="back_to_own", help="Run the model as it was trained")
 

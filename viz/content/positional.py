@@ -56,7 +56,7 @@ def positional_page(settings, trace, model, dimensions: list[int] | None = None)
         frequencies = model.rotary_inverse_frequencies()
         angles = rotary_angles(n, frequencies)
         content.figures["rotary-angles"] = rotary_angle_heatmap(
-            angles.numpy(), title=f"{safe_label(model.name)}: rotation angle of each of the {len(frequencies)} dimension pairs of q and k, positions 0…{n - 1}"
+            angles.numpy(), title=f"{safe_label(model.name)}: rotation angle of each dimension pair of q and k"
         )
         rotary_distances, dots = rotary_dot_by_distance(frequencies, n)
         content.figures["rotary-by-distance"] = rotary_distance_figure(rotary_distances.numpy(), dots.numpy(), label=f"{model.name}: d_head {model.d_head}")
