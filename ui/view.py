@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, replace
 import streamlit as st
 
 from model import InputError, ModelLoadError, Trace, load_model
+from model.loading import check_model
 from model.adapters import TracedModel
 from ui.text import md
 from viz.content.settings import (
@@ -85,10 +86,27 @@ def _initial_settings() -> Settings:
         st.session_state["link_notices"] = notices
     settings = st.session_state["settings"]
     updates = {name: st.session_state[f"w_{name}"] for name in asdict(settings) if f"w_{name}" in st.session_state}
-    if st.session_state.get("w_model_choice") is not None:
-        choice = st.session_state["w_model_choice"]
-        updates["model"] = st.session_state.get("w_custom_model", "").strip() if choice == CUSTOM else choice
+    choice = st.session_state.get("w_model_choice")
+    if choice == CUSTOM:  # the model shown stays until a typed id passes its check ("Load")
+        if "custom_model" in st.session_state:
+            updates["model"] = st.session_state.pop("custom_model")
+    elif choice is not None:
+        updates["model"] = choice
     return replace(settings, **updates)
+
+
+def _check_custom_model() -> None:
+    """The "Load" button of the model box: check the typed id before anything is loaded."""
+    name = st.session_state.get("w_custom_model", "").strip()
+    try:
+        if name and not model_allowed(name):
+            raise ModelLoadError(f"Model {name!r} is not allowed on this server.")
+        check_model(name, allow_local=custom_models_allowed()[1])
+    except ModelLoadError as error:
+        st.session_state["custom_model_error"] = str(error)
+        return
+    st.session_state.pop("custom_model_error", None)
+    st.session_state["custom_model"] = name
 
 
 def key(name: str) -> str:
@@ -101,7 +119,8 @@ def _put(settings: Settings) -> None:
     """Write the settings into the widgets' state before the widgets are drawn."""
     for name, value in asdict(settings).items():
         st.session_state[key(name)] = list(value) if isinstance(value, tuple) else value
-    st.session_state["w_model_choice"] = settings.model if settings.model in BUILTIN_MODELS else CUSTOM
+    typing = st.session_state.get("w_model_choice") == CUSTOM  # the box stays open while an id is typed
+    st.session_state["w_model_choice"] = settings.model if settings.model in BUILTIN_MODELS and not typing else CUSTOM
     if settings.model not in BUILTIN_MODELS:
         st.session_state["w_custom_model"] = settings.model
 
@@ -133,7 +152,7 @@ def _tokenizer_key(settings: Settings) -> str:
     return settings.tokenizer if settings.model == "toy-random" else ""
 
 
-def sidebar(controls: frozenset[str] = frozenset()) -> PageContext:
+def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] = ()) -> PageContext:
     """Draw the shared controls and return the view they describe. Stops the page on unusable input.
 
     Sentences and model are on every page; `controls` adds "sentence" (sentence shown), "attention"
@@ -177,6 +196,11 @@ def sidebar(controls: frozenset[str] = frozenset()) -> PageContext:
             placeholder="bert-base-uncased",
             help="BERT, DistilBERT, GPT-2, Llama, Qwen2, Mistral and Gemma family models with safetensors weights.",
         )
+        side.button("Check and load", key="load_custom_model", on_click=_check_custom_model, type="primary")
+        if "custom_model_error" in st.session_state:
+            side.error(md(st.session_state["custom_model_error"]), icon="⚠️")
+        elif model.name in BUILTIN_MODELS:
+            side.caption(f"Until a typed model is checked and loaded: {BUILTIN_MODELS[model.name]}.")
     if model.name == "toy-random":
         side.selectbox("Toy tokenizer", list(TOY_TOKENIZERS), key="w_tokenizer", format_func=TOY_TOKENIZERS.get)
     if problem is not None:
@@ -188,7 +212,7 @@ def sidebar(controls: frozenset[str] = frozenset()) -> PageContext:
         side.divider()
         side.selectbox("Sentence shown", list(range(len(trace.texts))), key=key("sentence"), format_func=lambda i: f"{i + 1}: {trace.texts[i]}")
     if "attention" in controls:
-        _attention_controls(side, settings, model, trace)
+        _attention_controls(side, settings, model, trace, elsewhere)
     if "figures" in controls:
         side.divider()
         side.radio("Figure theme", ["screen", "print"], key=key("theme"), horizontal=True)
@@ -224,40 +248,60 @@ def _reset_temperature() -> None:
     st.session_state[key("temperature")] = 1.0
 
 
-def _attention_controls(side, settings: Settings, model: TracedModel, trace: Trace) -> None:
-    """Layer, heads, mask, hidden tokens, scaling and temperature: only on pages that draw attention."""
-    side.divider()
-    if model.n_layers > 1:
-        side.slider("Layer", 0, model.n_layers - 1, key=key("layer"))
+ATTENTION_CONTROLS = ("layer", "heads", "mask", "hidden", "scaling", "temperature", "ablate")
+
+
+def draw_control(name: str, where, settings: Settings, model: TracedModel, trace: Trace) -> None:
+    """One attention control (a field of ATTENTION_CONTROLS) in `where` (the sidebar or a lesson's box)."""
+    if name == "layer":
+        if model.n_layers > 1:
+            where.slider("Layer", 0, model.n_layers - 1, key=key("layer"))
+        else:
+            where.caption("Layer 0 (this model has one layer)")
+    elif name == "heads":
+        where.multiselect("Heads", list(range(model.n_heads)), key=key("heads"), format_func=lambda h: f"head {h}")
+    elif name == "mask":
+        where.selectbox("Mask", list(MASKS), key=key("mask"), format_func=MASK_LABELS.get)
+    elif name == "hidden":
+        tokens = [t.text for t in trace.tokens[settings.sentence]]
+        where.multiselect(
+            "Hide key tokens",
+            list(range(trace.input_ids.shape[1])),
+            key=key("hidden"),
+            format_func=lambda p: f"{p}: {tokens[p] if p < len(tokens) else '[PAD]'}",
+            help="No query may attend to these positions.",
+        )
+    elif name == "scaling":
+        where.toggle("Scale by 1/√d_k", key=key("scaling"))
+    elif name == "temperature":
+        left, right = where.columns([3, 1], vertical_alignment="bottom")
+        left.select_slider(
+            "Softmax temperature T",
+            options=temperature_options(settings.temperature),
+            key=key("temperature"),
+            format_func=lambda t: f"{t:g}",
+            help="A log scale: T = 1 (the model's own softmax) sits in the middle.",
+        )
+        right.button("T = 1", on_click=_reset_temperature, key="reset_temperature", help="Back to the model's own softmax")
+    elif name == "ablate":
+        where.multiselect(
+            "Ablate heads",
+            [(layer, head) for layer in range(model.n_layers) for head in range(model.n_heads)],
+            key=key("ablate"),
+            format_func=lambda pair: f"layer {pair[0]} head {pair[1]}",
+            help="Zero these heads' output before the output projection: the whole model then runs without them.",
+        )
     else:
-        side.caption("Layer 0 (this model has one layer)")
-    side.multiselect("Heads", list(range(model.n_heads)), key=key("heads"), format_func=lambda h: f"head {h}")
-    side.selectbox("Mask", list(MASKS), key=key("mask"), format_func=MASK_LABELS.get)
-    tokens = [t.text for t in trace.tokens[settings.sentence]]
-    side.multiselect(
-        "Hide key tokens",
-        list(range(trace.input_ids.shape[1])),
-        key=key("hidden"),
-        format_func=lambda p: f"{p}: {tokens[p] if p < len(tokens) else '[PAD]'}",
-        help="No query may attend to these positions.",
-    )
-    side.toggle("Scale by 1/√d_k", key=key("scaling"))
-    left, right = side.columns([3, 1], vertical_alignment="bottom")
-    left.select_slider(
-        "Softmax temperature T",
-        options=temperature_options(settings.temperature),
-        key=key("temperature"),
-        format_func=lambda t: f"{t:g}",
-        help="A log scale: T = 1 (the model's own softmax) sits in the middle.",
-    )
-    right.button("T = 1", on_click=_reset_temperature, key="reset_temperature", help="Back to the model's own softmax")
-    side.multiselect(
-        "Ablate heads",
-        [(layer, head) for layer in range(model.n_layers) for head in range(model.n_heads)],
-        key=key("ablate"),
-        format_func=lambda pair: f"layer {pair[0]} head {pair[1]}",
-        help="Zero these heads' output before the output projection: the whole model then runs without them.",
-    )
+        raise ValueError(f"unknown control {name!r}")
+
+
+def _attention_controls(side, settings: Settings, model: TracedModel, trace: Trace, elsewhere: tuple[str, ...] = ()) -> None:
+    """Layer, heads, mask, hidden tokens, scaling and temperature: only on pages that draw attention
+    (a control in `elsewhere` is drawn by a lesson's box instead)."""
+    side.divider()
+    for name in ATTENTION_CONTROLS:
+        if name not in elsewhere:
+            draw_control(name, side, settings, model, trace)
 
 
 @contextmanager
@@ -276,3 +320,4 @@ def guarded():
 def apply_settings(settings: Settings) -> None:
     """Replace the whole view (a lesson, a freshly trained model): the next run draws it."""
     st.session_state["pending_settings"] = settings
+    st.session_state.pop("w_model_choice", None)

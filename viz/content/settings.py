@@ -72,6 +72,7 @@ class Settings:
     top_k: int = 10  # next-token page: how many tokens to list
     ablate: tuple[tuple[int, int], ...] = ()  # (layer, head) pairs whose output is zeroed in the run
     position: int = -1  # next-token page: the token after which the model predicts (-1 = the last)
+    lab_d_k: int = 512  # scaling lab: the size of one head for the random q and k
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
@@ -174,6 +175,7 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "top_k": "topk",
     "ablate": "ablate",
     "position": "pos",
+    "lab_d_k": "dk",
 }
 
 
@@ -232,6 +234,7 @@ PARSERS = {
     "top_k": int,
     "ablate": _head_list,
     "position": int,
+    "lab_d_k": int,
 }
 CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES}
 RANGES = {
@@ -241,6 +244,7 @@ RANGES = {
     "embedding_layer": (-1, 10**6),
     "top_k": (1, 50),
     "position": (-1, 10**6),
+    "lab_d_k": (1, 1024),
 }
 
 
