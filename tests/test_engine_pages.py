@@ -91,9 +91,10 @@ def test_positional_page_shows_the_familys_input_recipe(models, kind, formula):
     n = len(trace.tokens[0])
     np.testing.assert_allclose(np.asarray(figure.data[-1].z, dtype=np.float32), trace.hidden_states[0, 0, :n].numpy(), atol=1e-6)
     titles = [a.text for a in figure.layout.annotations]
-    assert titles[0] == "token embedding" and titles[-1].endswith("(first-layer input)")
+    assert titles[0] == "token embedding" and titles[-1].endswith("first-layer input")
     if kind == "bert":
         assert titles[1:3] == ["+ position", "+ token type"] and content.values["plain_sum_difference"] > 0.5
+        assert figure.data[-1].coloraxis == "coloraxis2" and figure.data[0].coloraxis == "coloraxis"  # LayerNorm: its own scale
     if kind == "llama":
         assert len(titles) == 2 and "rotary-angles" in content.figures and "learned-position-similarity" not in content.figures
 

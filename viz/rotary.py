@@ -54,18 +54,19 @@ def rotary_distance_figure(distances, dots, *, label: str, title: str = "Rotary:
     return fig
 
 
-def input_recipe_figure(panels: list[tuple[str, object]], labels, *, title: str) -> go.Figure:
+def input_recipe_figure(panels: list[tuple[str, object]], labels, *, title: str, separate_result: bool = False) -> go.Figure:
     """What the first layer reads, built from its parts: one heatmap per term, then the result.
 
     `panels` is `[(name, [seq, d_model] values), …]`, the last one being the first layer's input.
-    One diverging colour scale, symmetric around zero, is shared by every panel.
+    One diverging colour scale, symmetric around zero, is shared by every panel; with
+    `separate_result` (a LayerNorm rescales the sum) the result has a colour scale of its own.
     """
     arrays = [as_float32(values, ndim=2, name=name) for name, values in panels]
     n_tokens, d_model = arrays[-1].shape
     if n_tokens == 0:
         return nothing_to_draw(title, "no tokens")
     token_labels = position_labels(check_labels(labels, n_tokens, "labels"))
-    low, high = finite_range(*arrays, symmetric=True)
+    low, high = finite_range(*(arrays[:-1] if separate_result else arrays), symmetric=True)
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[name for name, _ in panels], horizontal_spacing=0.04)
     text = [[label] * d_model for label in token_labels]
     for col, ((name, _), values) in enumerate(zip(panels, arrays), start=1):
@@ -75,7 +76,7 @@ def input_recipe_figure(panels: list[tuple[str, object]], labels, *, title: str)
                 x=np.arange(d_model),
                 y=np.arange(n_tokens),
                 text=text,
-                coloraxis="coloraxis",
+                coloraxis="coloraxis2" if separate_result and col == len(panels) else "coloraxis",
                 name=name,
                 meta=labels_meta(None, token_labels),
                 hovertemplate=f"{name}<br>%{{text}} (position %{{y}})<br>dim %{{x}}: %{{z:.3f}}<extra></extra>",
@@ -91,4 +92,12 @@ def input_recipe_figure(panels: list[tuple[str, object]], labels, *, title: str)
         title=dict(text=title),
         coloraxis=dict(colorscale=DIVERGING, cmin=low, cmax=high, cmid=0.0, colorbar=dict(title=dict(text="value"))),
     )
+    if separate_result:
+        result_low, result_high = finite_range(arrays[-1], symmetric=True)
+        fig.update_layout(  # two colour bars, one above the other: the terms', then the input's
+            coloraxis=dict(colorbar=dict(title=dict(text="terms"), len=0.45, y=0.77, yanchor="middle")),
+            coloraxis2=dict(
+                colorscale=DIVERGING, cmin=result_low, cmax=result_high, cmid=0.0, colorbar=dict(title=dict(text="input"), len=0.45, y=0.23, yanchor="middle")
+            ),
+        )
     return fig

@@ -84,8 +84,11 @@ def positional_page(settings, trace, model, dimensions: list[int] | None = None)
             continue
         panels.append((TERM_NAMES.get(name, name), (term[0] if term.dim() == 3 else term[:count]).detach().numpy()))
     first_input = trace.hidden_states[0, b, :count]
-    panels.append(("= " + recipe.formula.split(" (")[0] + " (first-layer input)", first_input.numpy()))
-    content.figures["input-composition"] = input_recipe_figure(panels, labels, title=f"What the first layer of {safe_label(model.name)} reads")
+    layer_norm = recipe.formula.startswith("LayerNorm")
+    panels.append(("= LayerNorm(sum): first-layer input" if layer_norm else "= first-layer input", first_input.numpy()))
+    content.figures["input-composition"] = input_recipe_figure(
+        panels, labels, title=f"What the first layer of {safe_label(model.name)} reads: {recipe.formula}", separate_result=layer_norm
+    )
     content.values.update(
         input_recipe=recipe.formula,
         recipe_difference=float((recipe.result[0] - first_input).abs().max()),
