@@ -213,6 +213,7 @@ def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] =
         side.selectbox("Sentence shown", list(range(len(trace.texts))), key=key("sentence"), format_func=lambda i: f"{i + 1}: {trace.texts[i]}")
     if "attention" in controls:
         _attention_controls(side, settings, model, trace, elsewhere)
+    side.toggle("Presentation mode", key=key("presenting"), help="Large fonts, no sidebar, one figure per screen; arrow keys move between figures.")
     if "figures" in controls:
         side.divider()
         side.radio("Figure theme", ["screen", "print"], key=key("theme"), horizontal=True)
@@ -242,6 +243,17 @@ def what_if_badge(trace: Trace) -> None:
     left, right = st.columns([3, 1], vertical_alignment="center")
     left.badge(md("what-if: " + "; ".join(trace.what_ifs)), icon=":material/science:", color="orange")
     right.button("Model's own settings", on_click=back_to_the_models_own, key="back_to_own", help="Run the model as it was trained")
+
+
+def _stop_presenting() -> None:
+    st.session_state[key("presenting")] = False
+
+
+def presentation_bar() -> None:
+    """In presentation mode (no sidebar): the way out, and how to move."""
+    left, right = st.columns([1, 4], vertical_alignment="center")
+    left.button("Exit presentation", key="stop_presenting", on_click=_stop_presenting)
+    right.caption("Arrow keys or Page Up / Page Down move from one figure to the next.")
 
 
 def _reset_temperature() -> None:

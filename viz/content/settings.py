@@ -73,6 +73,7 @@ class Settings:
     ablate: tuple[tuple[int, int], ...] = ()  # (layer, head) pairs whose output is zeroed in the run
     position: int = -1  # next-token page: the token after which the model predicts (-1 = the last)
     lab_d_k: int = 512  # scaling lab: the size of one head for the random q and k
+    presenting: bool = False  # presentation mode: large fonts, no sidebar, one figure per screen
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
@@ -176,6 +177,7 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "ablate": "ablate",
     "position": "pos",
     "lab_d_k": "dk",
+    "presenting": "present",
 }
 
 
@@ -235,6 +237,7 @@ PARSERS = {
     "ablate": _head_list,
     "position": int,
     "lab_d_k": int,
+    "presenting": _bool,
 }
 CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES}
 RANGES = {
