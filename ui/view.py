@@ -251,9 +251,8 @@ def _stop_presenting() -> None:
 
 def presentation_bar() -> None:
     """In presentation mode (no sidebar): the way out, and how to move."""
-    left, right = st.columns([1, 4], vertical_alignment="center")
-    left.button("Exit presentation", key="stop_presenting", on_click=_stop_presenting)
-    right.caption("Arrow keys or Page Up / Page Down move from one figure to the next.")
+    st.button("Exit presentation", key="stop_presenting", on_click=_stop_presenting)
+    st.caption("Arrow keys or Page Up / Page Down move from one figure to the next.")
 
 
 def _reset_temperature() -> None:
