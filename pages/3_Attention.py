@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, md, open_head_box, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, md, open_head_box, page, page_content, show, show_notices, show_table
 from viz.content import attention_page
 from viz.content.attention import worked_example_content
 
@@ -14,7 +14,7 @@ st.markdown(
 )
 
 with guarded():
-    content = attention_page(s, trace)
+    content = page_content(attention_page, s, trace)
     d_k, head, labels, n = (content.values[name] for name in ("d_k", "head", "labels", "n_tokens"))
     columns = st.columns(4)
     columns[0].latex(r"S = Q K^{\top}")
