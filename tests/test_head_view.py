@@ -54,7 +54,7 @@ def test_figure_draws_the_pinned_row_only_with_one_opacity_step_per_weight(trace
     for t in lines:
         head = int(t.name.split()[1])
         weights = view.weights[view.heads.index(head), 5]
-        keys = [round(-y) for y in t.y[1::3]]
+        keys = [round(-y) for y in t.y[1::3]]  # a head's lines are shifted by less than half a row
         assert all(abs(t.opacity - (min(int(weights[k] * 8), 7) + 1) / 8) < 1e-9 for k in keys)
     assert [t for t in fig.data if t.name == "worked example"][0].y == (-5, -1)
     texts = [t for t in fig.data if t.mode == "text"]
