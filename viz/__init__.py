@@ -11,12 +11,12 @@ row statistics) and ``overview`` (every head as small multiples);
 ``positional``, ``embeddings``, ``tokens``, ``prediction`` (figures);
 ``theme`` (colours, print theme); ``export`` (a package: PNG/SVG, HTML, CSV,
 zip and folder; also the command line ``python -m viz.export``, whose code is
-``cli``); ``views`` (the figures of each page).
+``cli``). The figures, tables and notices of each page come from ``viz.content``.
 """
 
 from .heatmap import attention_heatmap, downsample
 from .overview import heads_overview
-from .stages import row_entropy, row_stats_figure, stages_figure
+from .stages import row_entropy, row_stats_figure, stage_titles, stages_figure
 from .embeddings import projection_figure, trajectory_figure
 from .labels import position_labels, safe_label, tick_axis
 from .positional import (
@@ -46,6 +46,7 @@ __all__ = [
     "row_stats_figure",
     "safe_label",
     "similarity_by_distance_figure",
+    "stage_titles",
     "stages_figure",
     "tick_axis",
     "tokens_figure",

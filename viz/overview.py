@@ -6,8 +6,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ._common import as_float32, check_labels, nothing_to_draw
-from .heatmap import downsample
+from .heatmap import block_edges, downsample
+from .labels import position_labels
 from .theme import SCREEN_TEMPLATE, SEQUENTIAL
+
 
 def heads_overview(
     patterns,
@@ -38,8 +40,8 @@ def heads_overview(
         if mask.shape != (n_query, n_key):
             raise ValueError(f"masked has shape {mask.shape}, patterns are {n_query}×{n_key}")
         values[:, :, mask] = np.nan
-    check_labels(query_labels, n_query, "query_labels")
-    check_labels(key_labels, n_key, "key_labels")
+    q_labels = position_labels(check_labels(query_labels, n_query, "query_labels"))
+    k_labels = position_labels(check_labels(key_labels, n_key, "key_labels"))
     if layer_names is not None and len(layer_names) != n_layers:
         raise ValueError(f"{len(layer_names)} layer_names for {n_layers} layers")
     if max_cells is None:  # each panel is drawn a few dozen pixels wide: more cells would not show
@@ -48,6 +50,8 @@ def heads_overview(
     if reduced:
         values = downsample(values, max_cells).astype(np.float32)  # [layer, head, query_block, key_block]
     rows, cols = values.shape[2], values.shape[3]
+    query_starts = [int(p) for p in block_edges(n_query, max_cells)[:-1]]  # first position of each row block
+    key_starts = [int(p) for p in block_edges(n_key, max_cells)[:-1]]
     gap = max(1, round(0.12 * max(rows, cols)))
 
     height, width = n_layers * (rows + gap) - gap, n_heads * (cols + gap) - gap
@@ -65,6 +69,18 @@ def heads_overview(
             hoverongaps=False,
             hovertemplate="weight %{z:.3f}<extra></extra>",
             name="every head",
+            meta=dict(
+                kind="attention-grid",
+                panel_rows=rows,
+                panel_cols=cols,
+                gap=gap,
+                n_layers=n_layers,
+                n_heads=n_heads,
+                query_positions=query_starts,
+                key_positions=key_starts,
+                query_labels=[q_labels[p] + ("…" if reduced else "") for p in query_starts],
+                key_labels=[k_labels[p] + ("…" if reduced else "") for p in key_starts],
+            ),
         )
     )
     fig.update_xaxes(
@@ -93,14 +109,13 @@ def heads_overview(
         plot_bgcolor="white",
         coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=1.0, colorbar=dict(title=dict(text="weight"))),
         height=OVERVIEW_MARGIN + n_layers * _panel_height(n_heads),
-        meta=dict(panel_rows=rows, panel_cols=cols, gap=gap, n_layers=n_layers, n_heads=n_heads),
     )
     return fig
 
 
 def overview_panel(fig: go.Figure, layer: int, head: int) -> np.ndarray:
     """The panel of one head cut back out of a `heads_overview` figure: `[query, key]` (or blocks)."""
-    meta = fig.layout.meta
+    meta = fig.data[0].meta
     rows, cols, gap = meta["panel_rows"], meta["panel_cols"], meta["gap"]
     z = np.asarray(fig.data[0].z, dtype=np.float32)
     top, left = layer * (rows + gap), head * (cols + gap)

@@ -161,7 +161,7 @@ def similarity_by_distance_figure(
                 x=xs,
                 y=ys,
                 mode="lines+markers",
-                name=safe_label(name, visible_spaces=False),
+                name=safe_label(name),
                 line=dict(color=PALETTE[index % len(PALETTE)], width=2),
                 marker=dict(size=5),
                 hovertemplate="%{fullData.name}<br>distance %{x}<br>cosine %{y:.3f}<extra></extra>",

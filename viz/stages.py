@@ -7,8 +7,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ._common import apply_mask, as_float32, check_labels, finite_range, nothing_to_draw
-from .heatmap import MAX_HOVER_CELLS, heatmap_trace, mask_marks, matrix_axes
-from .labels import position_labels, tick_axis
+from .heatmap import MAX_HOVER_CELLS, heatmap_trace, mask_marks, matrix_axes, weight_scale
+from .labels import position_labels, tick_axis, ticks_for
 from .theme import DIVERGING, MASK_COLOR, PALETTE, SCREEN_TEMPLATE, SEQUENTIAL
 
 STAGE_TITLES = {
@@ -17,6 +17,37 @@ STAGE_TITLES = {
     "scores_masked": "masked",
     "pattern": "softmax",
 }
+SCORE_STAGES = ("scores_raw", "scores_scaled", "scores_masked")
+
+# Panel domains on the paper's x axis: three score panels close together (only the first shows the
+# query labels), then a gap for the shared score colour bar, then the pattern with its own bar.
+PANEL_WIDTH = 0.205
+DOMAINS = ((0.0, 0.205), (0.235, 0.44), (0.47, 0.675), (0.795, 1.0))
+STAGES_HEIGHT = 460
+
+
+def stage_titles(*, divisor: float, d_head: int, temperature: float = 1.0, mask_name: str = "none", hidden: tuple[str, ...] = ()) -> dict[str, str]:
+    """Panel titles that say what was done: the divisor used (or that scaling is off), which mask,
+    which hidden keys, and the softmax temperature when it is not 1."""
+    if divisor == 1.0:
+        scaled = "no scaling (÷ 1)"
+    else:
+        scaled = f"÷ √d_k = ÷ √{d_head} = ÷ {divisor:.3g}"
+    masked = "masked: nothing" if mask_name == "none" and not hidden else f"masked: {mask_name}"
+    if hidden:
+        masked = ("masked: " if mask_name == "none" else masked + " + ") + "hidden " + ", ".join(hidden)
+    softmax = "softmax" if temperature == 1.0 else f"softmax(· ÷ T), T = {temperature:g}"
+    return {"scores_raw": "raw Q·Kᵀ", "scores_scaled": scaled, "scores_masked": masked, "pattern": softmax}
+
+
+def _spread(values: np.ndarray, *, pattern: bool) -> str:
+    """The values a panel holds, written under its title: "−34.1 to 33.9", or the largest weight."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return "no visible cell"
+    if pattern:
+        return f"largest weight {finite.max():.2f}"
+    return f"{finite.min():.3g} to {finite.max():.3g}".replace("-", "−")
 
 
 def stages_figure(
@@ -26,21 +57,29 @@ def stages_figure(
     *,
     masked,
     title: str,
-    share_score_range: bool = False,
+    titles: dict[str, str] | None = None,
+    pattern_colour: str = "fixed",
+    layer: int | None = None,
+    head: int | None = None,
+    positions: tuple | None = None,
+    keep: tuple[int | None, int | None] = (None, None),
     max_hover_cells: int = MAX_HOVER_CELLS,
 ) -> go.Figure:
     """The four steps from scores to pattern, side by side.
 
     ``stages`` maps ``scores_raw`` (Q·Kᵀ), ``scores_scaled`` (÷ √d_k),
     ``scores_masked`` and ``pattern`` (softmax) to ``[query_pos, key_pos]``
-    arrays. Every panel has its own colour bar; scores use a diverging scale
-    around zero, the pattern a sequential scale fixed to [0, 1]. Masked cells
-    are gaps in the last two panels (``-inf`` in ``scores_masked`` is treated
-    as masked too); the first two show every raw score, because masking only
-    happens at step three.
+    arrays. The three score panels share one diverging colour scale around
+    zero (one number, one colour: dividing by √d_k shows as a paler panel),
+    the pattern has its own sequential scale (see ``weight_scale`` for
+    ``pattern_colour``). Under each panel's title, the values it holds.
+    Masked cells are gaps in the last two panels (``-inf`` in
+    ``scores_masked`` is treated as masked too); the first two show every
+    raw score, because masking only happens at step three.
 
-    With ``share_score_range`` the three score panels use one colour range,
-    which makes the shrinking effect of ÷ √d_k visible as a paler panel.
+    ``titles`` replaces the panel titles (see ``stage_titles``); ``layer``,
+    ``head`` and ``positions`` name the cells in the CSV export; ``keep`` =
+    (query, key) positions whose labels are never thinned away.
     """
     missing = [key for key in STAGE_TITLES if key not in stages]
     if missing:
@@ -59,64 +98,74 @@ def stages_figure(
     q_labels = position_labels(check_labels(query_labels, n_query, "query_labels"))
     k_labels = position_labels(check_labels(key_labels, n_key, "key_labels"))
 
-    score_keys = ("scores_raw", "scores_scaled", "scores_masked")
-    shared = finite_range(*(panels[k] for k in score_keys), symmetric=True)
-    ranges = {
-        key: shared if share_score_range else finite_range(panels[key], symmetric=True)
-        for key in score_keys
-    }
-    ranges["pattern"] = (0.0, 1.0)
+    low, high = finite_range(*(panels[k] for k in SCORE_STAGES), symmetric=True)
+    weight_low, weight_high, weight_title = weight_scale(panels["pattern"], colour=pattern_colour)
+    names = {**STAGE_TITLES, **(titles or {})}
 
     fig = make_subplots(
         rows=1,
         cols=4,
-        subplot_titles=list(STAGE_TITLES.values()),
-        horizontal_spacing=0.09,
+        subplot_titles=[f"{names[key]}<br><sup>{_spread(panels[key], pattern=key == 'pattern')}</sup>" for key in STAGE_TITLES],
+        horizontal_spacing=0.03,
     )
     with_tokens = 4 * n_query * n_key <= max_hover_cells
+    panel_px = 220
+    max_ticks = ticks_for(panel_px)
     for index, key in enumerate(STAGE_TITLES):
         col = index + 1
         suffix = "" if col == 1 else str(col)
-        domain = fig.layout[f"xaxis{suffix}"].domain
         is_pattern = key == "pattern"
-        zmin, zmax = ranges[key]
         fig.add_trace(
             heatmap_trace(
                 panels[key],
                 q_labels,
                 k_labels,
                 value_name="weight" if is_pattern else "score",
-                colorscale=SEQUENTIAL if is_pattern else DIVERGING,
-                zmin=zmin,
-                zmax=zmax,
-                colorbar=dict(
-                    title=dict(text="weight" if is_pattern else "score", side="top"),
-                    x=domain[1] + 0.006,
-                    xanchor="left",
-                    thickness=10,
-                    len=0.8,
-                ),
+                coloraxis="coloraxis2" if is_pattern else "coloraxis",
                 with_tokens=with_tokens,
-                name=STAGE_TITLES[key],
+                name=names[key],
+                cells=dict(stage=key, layer=layer, head=head),
+                positions=positions,
             ),
             row=1,
             col=col,
         )
+        fig.data[-1].meta = {**fig.data[-1].meta, "keep": list(keep)}
         if key in ("scores_masked", "pattern"):
-            marks = mask_marks(mask, xaxis=f"x{suffix}", yaxis=f"y{suffix}")
+            marks = mask_marks(mask, xaxis=f"x{suffix}", yaxis=f"y{suffix}", panel_px=panel_px)
             if marks is not None:
                 fig.add_trace(marks)
-        xaxis, yaxis = matrix_axes(n_query, n_key, q_labels, k_labels, show_query_ticks=col == 1)
+        xaxis, yaxis = matrix_axes(n_query, n_key, q_labels, k_labels, show_query_ticks=col == 1, max_ticks=max_ticks, keep=keep)
+        xaxis["domain"] = DOMAINS[index]
+        if col > 1:
+            xaxis["title"] = "key"
+        yaxis.update(scaleanchor=f"x{suffix}", scaleratio=1, constrain="domain")
+        xaxis.update(constrain="domain")
         fig.update_xaxes(xaxis, row=1, col=col)
         fig.update_yaxes(yaxis, row=1, col=col)
+    for annotation, domain in zip(fig.layout.annotations, DOMAINS):
+        annotation.x = (domain[0] + domain[1]) / 2
 
-    fig.update_annotations(yshift=12)  # subplot titles clear of the square panels below them
+    bar = dict(thickness=12, len=0.75, xanchor="left", outlinewidth=0)
     fig.update_layout(
         template=SCREEN_TEMPLATE,
         title=dict(text=title),
         plot_bgcolor=MASK_COLOR,
-        height=460,
-        margin=dict(r=60, t=100),
+        height=STAGES_HEIGHT,
+        margin=dict(r=110, t=120),
+        coloraxis=dict(
+            colorscale=DIVERGING,
+            cmin=low,
+            cmax=high,
+            cmid=0.0,
+            colorbar=dict(title=dict(text="score", side="right"), x=DOMAINS[2][1] + 0.01, **bar),
+        ),
+        coloraxis2=dict(
+            colorscale=SEQUENTIAL,
+            cmin=weight_low,
+            cmax=weight_high,
+            colorbar=dict(title=dict(text=weight_title, side="right"), x=DOMAINS[3][1] + 0.01, **bar),
+        ),
     )
     return fig
 

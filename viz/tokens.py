@@ -66,7 +66,7 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
         raise ValueError(f"unknown token kinds {unknown_kinds}; expected one of {list(KINDS)}")
     if not rows:
         return nothing_to_draw(title, "no tokens")
-    labels = [safe_label(r.get("text", "")) for r in rows]
+    labels = [safe_label(r.get("text", ""), visible_spaces=True) for r in rows]
     ids = ["–" if r.get("id") is None else str(r["id"]) for r in rows]
     boxes = _layout_boxes(labels, row_width)
 
@@ -133,5 +133,11 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
         height=120 + 75 * n_rows,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0),
         margin=dict(l=10, r=10, t=80, b=10),
+        meta=dict(
+            table=dict(
+                columns=["position", "token", "id", "kind"],
+                rows=[[i, str(r.get("text", "")), r.get("id"), r["kind"]] for i, r in enumerate(rows)],
+            )
+        ),
     )
     return fig

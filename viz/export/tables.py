@@ -63,20 +63,13 @@ def _axis_title(axis, fallback: str) -> str:
     return html.unescape(text) if text else fallback
 
 
-def _row_title(fig: go.Figure, axis, letter: str) -> str:
-    """The axis title, else the title of an axis beside it in the same subplot
-    row (y) or column (x): side-by-side panels often title only the first."""
-    own = _axis_title(axis, "")
-    if own or axis.domain is None:
-        return own or letter
-    for name in fig.layout:
-        other = fig.layout[name]
-        if name.startswith(f"{letter}axis") and other.domain == axis.domain and _axis_title(other, ""):
-            return _axis_title(other, "")
-    return letter
+ATTENTION_COLUMNS = ["stage", "layer", "head", "query_position", "query_token", "key_position", "key_token", "value"]
+MATRIX_COLUMNS = ["panel", "row", "row_label", "column", "column_label", "value"]
+SERIES_COLUMNS = ["series", "x", "x_label", "y"]
 
 
-def _heatmap_rows(fig: go.Figure, trace) -> list[list]:
+def _heatmap_rows(fig: go.Figure, trace, name: str) -> list[list]:
+    """One row per cell: ``panel, row, row_label, column, column_label, value``."""
     z = trace.z if isinstance(trace.z, np.ndarray) else np.array(trace.z, dtype=object)
     z = np.atleast_2d(z)  # [y, x]
     xaxis, yaxis = _axis(fig, trace.xaxis, "x"), _axis(fig, trace.yaxis, "y")
@@ -84,11 +77,38 @@ def _heatmap_rows(fig: go.Figure, trace) -> list[list]:
     ys = _coords(trace.y, z.shape[0], trace.y0, trace.dy)
     x_labels = _labels(trace, xaxis, "x", xs)
     y_labels = _labels(trace, yaxis, "y", ys)
-    corner = f"{_row_title(fig, yaxis, 'y')} \\ {_row_title(fig, xaxis, 'x')}"
-    rows = [[corner, *x_labels]]
-    for label, values in zip(y_labels, z):
-        rows.append([label, *values])
-    return rows
+    return [[name, y, y_label, x, x_label, value] for y, y_label, values in zip(ys, y_labels, z) for x, x_label, value in zip(xs, x_labels, values)]
+
+
+def _attention_rows(trace) -> list[list]:
+    """One row per cell of an attention matrix: stage, layer, head, both positions and tokens, value."""
+    meta = trace.meta
+    z = np.atleast_2d(np.asarray(trace.z, dtype=np.float32))  # [query, key]
+    queries = [html.unescape(str(t)) for t in meta["y_labels"]]
+    keys = [html.unescape(str(t)) for t in meta["x_labels"]]
+    return [
+        [meta.get("stage"), meta.get("layer"), meta.get("head"), q_pos, q_token, k_pos, k_token, value]
+        for q_pos, q_token, values in zip(meta["query_positions"], queries, z)
+        for k_pos, k_token, value in zip(meta["key_positions"], keys, values)
+    ]
+
+
+def _grid_rows(trace) -> list[list]:
+    """The panels of a tiled every-head overview, cut apart: one row per cell of every head."""
+    meta = trace.meta
+    z = np.asarray(trace.z, dtype=np.float32)  # [layer · query (+ gaps), head · key (+ gaps)]
+    rows, cols, gap = meta["panel_rows"], meta["panel_cols"], meta["gap"]
+    queries = [html.unescape(str(t)) for t in meta["query_labels"]]
+    keys = [html.unescape(str(t)) for t in meta["key_labels"]]
+    out = []
+    for layer in range(meta["n_layers"]):
+        for head in range(meta["n_heads"]):
+            top, left = layer * (rows + gap), head * (cols + gap)
+            panel = z[top : top + rows, left : left + cols]
+            for q_pos, q_token, values in zip(meta["query_positions"], queries, panel):
+                for k_pos, k_token, value in zip(meta["key_positions"], keys, values):
+                    out.append(["pattern", layer, head, q_pos, q_token, k_pos, k_token, value])
+    return out
 
 
 def _labels(trace, axis, letter: str, coords: list) -> list:
@@ -111,6 +131,7 @@ def _as_list(values, n: int) -> list:
 
 
 def _series_rows(fig: go.Figure, trace, name: str) -> list[list]:
+    """One row per point: ``series, x, x_label, y`` (the label: the point's text, else the x tick text)."""
     xs = _as_list(trace.x, 0)
     ys = _as_list(trace.y, len(xs))
     if not xs:
@@ -118,13 +139,13 @@ def _series_rows(fig: go.Figure, trace, name: str) -> list[list]:
     texts = trace.text if trace.text is not None else trace.hovertext
     texts = _as_list(texts, len(xs))
     x_names = _tick_names(_axis(fig, trace.xaxis, "x"))
-    rows = [["trace", "x", "y", "text"]]
+    rows = []
     for x, y, text in zip(xs, ys, texts):
         if x is None and y is None:
             continue
         if text is None:
             text = x_names.get(_key(x))
-        rows.append([name, x, y, None if text is None else html.unescape(str(text))])
+        rows.append([name, x, None if text is None else html.unescape(str(text)), y])
     return rows
 
 
@@ -146,35 +167,51 @@ def _section_names(fig: go.Figure, traces: list) -> list[str]:
     return [" ".join(name.split()) for name in names]
 
 
+def _kind(trace) -> str:
+    meta = trace.meta if isinstance(trace.meta, dict) else {}
+    if trace.type == "heatmap":
+        return {"attention": "attention", "attention-grid": "grid"}.get(meta.get("kind"), "matrix")
+    return "series"
+
+
 def figure_to_csv(fig: go.Figure) -> str:
-    """The numbers behind ``fig`` as CSV text.
+    """The numbers behind ``fig`` as one tidy table: one header row, one row per cell or point.
 
-    * A heatmap becomes a matrix: the header row holds the x labels, the
-      first column the y labels (tick text of numeric axes, so tokens rather
-      than positions), the corner names both axes. Gaps (masked cells) are
-      empty cells.
-    * Scatter and bar traces become long format with columns
-      ``trace, x, y, text``.
-    * With several traces, each gets a section that starts with a
-      ``# trace name`` line; sections are separated by a blank line
-      (``pandas.read_csv(..., comment="#")`` skips those lines).
+    * A figure may carry its own table (``layout.meta["table"]``, ``columns`` and ``rows``), as the
+      tokens figure does (position, token, id, kind): it is written as it is.
+    * Attention matrices (their traces carry ``meta`` naming stage, layer and head, see
+      ``viz.heatmap.heatmap_trace``), the every-head overview included: columns
+      ``stage, layer, head, query_position, query_token, key_position, key_token, value``.
+    * Other heatmaps: ``panel, row, row_label, column, column_label, value``.
+    * Scatter and bar traces: ``series, x, x_label, y``; beside heatmaps they take the matrix
+      columns (series as panel, x as column, y as value).
 
-    Decorations (the "×" marks on masked cells) are left out. Cells that a
-    spreadsheet would execute as a formula get a leading apostrophe.
+    Masked cells are rows with an empty value. Decorations (the "×" marks) are left out. Text that
+    a spreadsheet would run as a formula gets a leading apostrophe. ``pandas.read_csv`` and a
+    spreadsheet open it without options.
     """
+    own = fig.layout.meta.get("table") if isinstance(fig.layout.meta, dict) else None
     traces = [(i, t) for i, t in enumerate(fig.data) if not is_decoration(t) and t.type in _CSV_TYPES]
     names = _section_names(fig, traces)
-    sections = [
-        (name, _heatmap_rows(fig, trace) if trace.type == "heatmap" else _series_rows(fig, trace, name))
-        for name, (_, trace) in zip(names, traces)
-    ]
-
+    kinds = {_kind(t) for _, t in traces}
+    if own is not None:
+        header, rows = own["columns"], own["rows"]
+    elif kinds and kinds <= {"attention", "grid"}:
+        header = ATTENTION_COLUMNS
+        rows = [row for _, t in traces for row in (_attention_rows(t) if _kind(t) == "attention" else _grid_rows(t))]
+    elif kinds == {"series"}:
+        header = SERIES_COLUMNS
+        rows = [row for name, (_, t) in zip(names, traces) for row in _series_rows(fig, t, name)]
+    else:
+        header = MATRIX_COLUMNS
+        rows = []
+        for name, (_, trace) in zip(names, traces):
+            if trace.type == "heatmap":
+                rows.extend(_heatmap_rows(fig, trace, name))
+            else:
+                rows.extend([series, None, None, x, label, y] for series, x, label, y in _series_rows(fig, trace, name))
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    for number, (name, rows) in enumerate(sections):
-        if len(sections) > 1:
-            if number:
-                buffer.write("\n")
-            buffer.write(f"# {name}\n")
-        writer.writerows([[_cell(v) for v in row] for row in rows])
+    writer.writerow(header)
+    writer.writerows([[_cell(v) for v in row] for row in rows])
     return buffer.getvalue()
