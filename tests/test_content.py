@@ -52,6 +52,7 @@ def test_attention_page_ids_and_the_scaled_panel_is_raw_over_root_d_head(toy):
         "softmax-scaled-L1-H2",
         "softmax-unscaled-L1-H2",
         "row-stats-L1-H2",
+        "head-view-L1",
         "overview-all-heads",
     }
     raw, scaled, masked, pattern = stage_panels(content.figures["stages-L1-H2"])

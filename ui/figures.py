@@ -35,12 +35,24 @@ def themed(fig: go.Figure) -> go.Figure:
     return apply_print_theme(fig) if settings is not None and settings.theme == "print" else fig
 
 
-def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True) -> None:
-    """Draw `fig` and, under it, PNG / SVG / HTML / CSV downloads made when clicked."""
+def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_click=None) -> None:
+    """Draw `fig` and, under it, PNG / SVG / HTML / CSV downloads made when clicked.
+
+    `on_click(selection, fig)` runs before the rerun when a point of the chart is clicked (see viz.clickable)."""
     fig = themed(fig)
     name = safe_filename(figure_id)
     st.session_state.setdefault(REGISTRY, {})[name] = fig
-    st.plotly_chart(fig, key=f"chart_{name}", config=plotly_config(name, scale=_png_scale()))
+    chart_key = f"chart_{name}"
+    if on_click is None:
+        st.plotly_chart(fig, key=chart_key, config=plotly_config(name, scale=_png_scale()))
+    else:
+        st.plotly_chart(
+            fig,
+            key=chart_key,
+            config=plotly_config(name, scale=_png_scale()),
+            on_select=lambda: on_click(st.session_state[chart_key].selection, fig),
+            selection_mode="points",
+        )
     if not exports:
         return
     can_render, why = _static_export()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.figures import show_figure
+from ui.head_view import OPENED
 from ui.text import md
 from ui.view import key
 from viz.content.page import PageContent
@@ -12,9 +13,9 @@ from viz.content.page import PageContent
 ICONS = {"info": "ℹ️", "warning": "✍️"}
 
 
-def show(content: PageContent, figure_id: str, *, exports: bool = True) -> None:
-    """Draw one figure of the content, with its downloads."""
-    show_figure(content.figures[figure_id], figure_id, exports=exports)
+def show(content: PageContent, figure_id: str, *, exports: bool = True, on_click=None) -> None:
+    """Draw one figure of the content, with its downloads (`on_click`: see `show_figure`)."""
+    show_figure(content.figures[figure_id], figure_id, exports=exports, on_click=on_click)
 
 
 def show_table(content: PageContent, table_id: str, *, index: bool = False) -> None:
@@ -38,6 +39,7 @@ def open_head_box(options: list[tuple[int, int]]) -> None:
     def open_head():
         layer, head = st.session_state["w_open"]
         st.session_state[key("layer")], st.session_state[key("heads")] = layer, [head]
+        st.session_state[OPENED] = st.session_state.get(OPENED, 0) + 1  # the page scrolls to the opened head
 
     st.selectbox(
         "Open a head",

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from model.attention import worked_example
 from viz.content.common import FULL_RESOLUTION, fit, sentence_labels
+from viz.content.head_view import head_view_section
 from viz.content.page import PageContent
 from viz.heatmap import attention_heatmap
 from viz.labels import safe_label
@@ -117,8 +118,9 @@ def worked_example_content(settings, trace, query: int | None = None, key: int |
 
 def attention_page(settings, trace, query: int | None = None, key: int | None = None, overview: bool = True) -> PageContent:
     """Figures `stages-L{l}-H{h}` (and `pattern-L{l}-H{h}` beyond 128 tokens) for each chosen head;
-    `softmax-scaled-…`, `softmax-unscaled-…`, `row-stats-…` for the first head; `overview-all-heads`;
-    table `worked-example` for one query and key (default: token 2 and token 0) of the first head."""
+    `softmax-scaled-…`, `softmax-unscaled-…`, `row-stats-…` for the first head; `head-view-L{l}` and its
+    values (see `head_view_section`); `overview-all-heads`; table `worked-example` for one query and key
+    (default: `settings.cell`, else token 2 and token 0) of the first head."""
     content = PageContent()
     b, layer, heads = settings.sentence, settings.layer, list(settings.heads) or [0]
     stages = trace.stages(layer)
@@ -138,10 +140,13 @@ def attention_page(settings, trace, query: int | None = None, key: int | None = 
         if bool(stages.fully_masked_rows[b, head].any()):
             content.notice(f"fully-masked-H{head}", "Rows whose every key is masked attend to nothing: their weights are all 0 (no NaN).", "caption")
     content.figures.update(scaling_figures(trace, b, layer, heads[0]))
+    if query is None and key is None and len(settings.cell) == 2:  # the cell chosen in the head view or a heatmap
+        query, key = settings.cell
     worked = worked_example_content(settings, trace, query, key, stages)
     content.tables.update(worked.tables)
     content.notices += worked.notices
     content.values.update(worked.values)
+    content = content.merge(head_view_section(settings, trace, stages))
     if overview:
         content.figures["overview-all-heads"] = overview_figure(trace, b)
     content.values["head_options"] = [(lay, h) for lay in range(trace.n_layers) for h in range(trace.n_heads)]

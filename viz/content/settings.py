@@ -67,10 +67,14 @@ class Settings:
     embedding_layer: int = -1  # embeddings page: the layer drawn as "contextual" (-1 = the last)
     sampling_temperature: float = 1.0  # next-token page
     top_k: int = 10  # next-token page: how many tokens to list
+    pinned: int = -1  # attention page, head view: the pinned query position (a word with `words`), -1 = none
+    cell: tuple[int, ...] = ()  # attention page: (query, key) of the worked example, () = the default pair
+    words: bool = False  # attention page, head view: sub-word pieces merged into words
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
         object.__setattr__(self, "hidden", tuple(self.hidden))
+        object.__setattr__(self, "cell", tuple(self.cell))
 
     @property
     def sentences(self) -> list[str]:
@@ -157,6 +161,9 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "embedding_layer": "elayer",
     "sampling_temperature": "ntemp",
     "top_k": "topk",
+    "pinned": "pin",
+    "cell": "cell",
+    "words": "words",
 }
 
 
@@ -202,6 +209,9 @@ PARSERS = {
     "embedding_layer": int,
     "sampling_temperature": _temperature,
     "top_k": int,
+    "pinned": int,
+    "cell": _int_list,
+    "words": _bool,
 }
 CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES}
 RANGES = {
@@ -210,6 +220,7 @@ RANGES = {
     "sentence": (0, 10**6),
     "embedding_layer": (-1, 10**6),
     "top_k": (1, 50),
+    "pinned": (-1, 10**6),
 }
 
 
@@ -235,7 +246,9 @@ def from_query(params: dict[str, str]) -> tuple[Settings, list[str]]:
                 raise ValueError(raw)
             if f.name in RANGES and not RANGES[f.name][0] <= value <= RANGES[f.name][1]:
                 raise ValueError(raw)
-            if f.name in ("heads", "hidden") and any(v < 0 for v in value):
+            if f.name in ("heads", "hidden", "cell") and any(v < 0 for v in value):
+                raise ValueError(raw)
+            if f.name == "cell" and len(value) not in (0, 2):
                 raise ValueError(raw)
             if f.name == "model" and not (value.strip() and model_allowed(value.strip())):
                 raise ValueError(raw)
@@ -288,7 +301,11 @@ def clamp_to_model(settings: Settings, n_layers: int, n_heads: int, n_pos: int, 
     if sentence != settings.sentence:
         notices.append(f"There is no sentence {settings.sentence + 1}; showing sentence 1.")
     embedding_layer = settings.embedding_layer if -1 <= settings.embedding_layer <= n_layers else -1
+    pinned = settings.pinned if -1 <= settings.pinned < n_pos else -1
+    cell = settings.cell if len(settings.cell) == 2 and all(0 <= p < n_pos for p in settings.cell) else ()
+    if pinned != settings.pinned or cell != settings.cell:
+        notices.append("The pinned token or the worked example's cell was beyond the input; it was cleared.")
     return (
-        replace(settings, layer=layer, heads=heads, hidden=hidden, sentence=sentence, embedding_layer=embedding_layer),
+        replace(settings, layer=layer, heads=heads, hidden=hidden, sentence=sentence, embedding_layer=embedding_layer, pinned=pinned, cell=cell),
         notices,
     )
