@@ -36,7 +36,6 @@ with guarded():
         "Hover a token to preview its row, click to pin it (click again to unpin), then click a key for the "
         "pair's worked example. Keyboard: ↑/↓ move the pinned token, ←/→ switch columns, Enter pins, Escape clears."
     )
-    show_notices(content, "head-view")
     attention_head_view(content)
 
     st.subheader("A worked example")
