@@ -1,10 +1,10 @@
 import streamlit as st
 
-from ui import download_all, guarded, md, open_head_box, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, md, open_head_box, page, show, show_notices, show_table
 from ui.head_view import attention_head_view, opened_head_anchor, show_clickable_overview, show_clickable_stages, worked_example_picker
 from viz.content import attention_page
 
-context = page("Attention", ":material/grid_on:")
+context = page("Attention", ":material/grid_on:", (SENTENCE, ATTENTION, FIGURES))
 trace, s = context.trace, context.settings
 st.markdown(
     "Each token asks a **query** (q) and offers a **key** (k). Their dot product says how well they match; "

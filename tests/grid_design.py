@@ -20,9 +20,7 @@ import random
 def uncovered_pairs(factors: dict[str, tuple], rows: list[dict]) -> set[tuple]:
     """The pairs ((factor, level), (factor, level)) that no row holds."""
     names = list(factors)
-    wanted = {
-        ((a, x), (b, y)) for a, b in itertools.combinations(names, 2) for x in range(len(factors[a])) for y in range(len(factors[b]))
-    }
+    wanted = {((a, x), (b, y)) for a, b in itertools.combinations(names, 2) for x in range(len(factors[a])) for y in range(len(factors[b]))}
     for row in rows:
         index = {name: factors[name].index(row[name]) for name in names}
         wanted -= {((a, index[a]), (b, index[b])) for a, b in itertools.combinations(names, 2)}
@@ -33,9 +31,7 @@ def all_pairs(factors: dict[str, tuple], seed: int = 0, candidates: int = 20) ->
     """Rows (dicts factor → level) covering every pair of levels of every two factors."""
     names = list(factors)
     position = {name: i for i, name in enumerate(names)}
-    left = {
-        ((a, x), (b, y)) for a, b in itertools.combinations(names, 2) for x in range(len(factors[a])) for y in range(len(factors[b]))
-    }
+    left = {((a, x), (b, y)) for a, b in itertools.combinations(names, 2) for x in range(len(factors[a])) for y in range(len(factors[b]))}
     rng = random.Random(seed)
     rows: list[dict[str, int]] = []
 

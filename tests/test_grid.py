@@ -214,8 +214,9 @@ def check_charts(at: AppTest, expected: dict) -> list[str]:
                 nan = np.isnan(z)
                 if not nan.any():
                     continue
-                if isinstance(meta, dict) and "panel_rows" in meta:  # small multiples with gaps between panels
-                    rows, cols, gap = meta["panel_rows"], meta["panel_cols"], meta["gap"]
+                layout = next((m for m in (trace.get("meta"), meta) if isinstance(m, dict) and "panel_rows" in m), None)
+                if layout is not None:  # small multiples with gaps between panels
+                    rows, cols, gap = layout["panel_rows"], layout["panel_cols"], layout["gap"]
                     for top in range(0, z.shape[0], rows + gap):
                         for left in range(0, z.shape[1], cols + gap):
                             panel = nan[top : top + rows, left : left + cols]

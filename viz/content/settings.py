@@ -28,6 +28,8 @@ MASKS = ("model", *MaskSpec.NAMES)  # "model" = the model's own mask
 THEMES = ("screen", "print")
 MAX_TEXT_CHARS = 10_000
 TEMPERATURE_RANGE = (0.05, 10.0)
+# A log-like grid for the temperature sliders: T = 1 sits in the middle of the track.
+TEMPERATURES = (0.05, 0.06, 0.08, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
 PE_BASES = (10, 100, 1000, 10000)
 PE_LIMIT = 512
 
@@ -123,6 +125,11 @@ class AttentionDisplay:
     @property
     def is_models_own(self) -> bool:
         return self.mask == "model" and not self.hidden and self.scaling and self.temperature == 1.0
+
+
+def temperature_options(current: float) -> list[float]:
+    """The slider's grid, with the current value added when a link set one between grid points."""
+    return sorted({*TEMPERATURES, float(current)})
 
 
 def run_model(model, texts, display: AttentionDisplay):
