@@ -278,11 +278,15 @@ def test_real_app_overview_tile_opens_its_head_and_scrolls_to_it(server, page):
     wait_for_query(page, "layer", "1")
     assert query_of(page)["heads"] == "2"
     settle(page)
-    page.wait_for_timeout(1500)  # the smooth scroll
+    from playwright.sync_api import expect
+
     stages = page.locator(".js-plotly-plot").first
-    assert "layer 1 · head 2" in stages.locator(".gtitle").text_content()
-    top = stages.evaluate("e => e.getBoundingClientRect().top")
-    assert 0 <= top < 400, top  # scrolled up to the opened head
+    expect(stages.locator(".gtitle")).to_contain_text("layer 1 · head 2", timeout=60_000)
+    top = lambda: stages.evaluate("e => e.getBoundingClientRect().top")  # noqa: E731
+    deadline = time.monotonic() + 15
+    while not 0 <= top() < 400 and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+    assert 0 <= top() < 400, top()  # scrolled up to the opened head
 
 
 def test_real_app_head_view_downloads(server, page, tmp_path):

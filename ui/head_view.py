@@ -129,7 +129,8 @@ export default function scrollHere({ data, parentElement }) {
   if (!data || !data.token || done[data.name] === data.token) return;
   done[data.name] = data.token;
   const anchor = parentElement.querySelector(".scroll-here") || parentElement;
-  setTimeout(() => anchor.scrollIntoView({ behavior: "smooth", block: "start" }), 200);
+  // again after the rerun has drawn what follows, which may move the anchor
+  for (const wait of [100, 700, 1500]) setTimeout(() => anchor.scrollIntoView({ block: "start" }), wait);
 }
 """,
     isolate_styles=False,
