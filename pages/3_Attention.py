@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, md, open_head_box, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, md, open_head_box, page, page_content, show, show_notices, show_table
 from ui.head_view import attention_head_view, opened_head_anchor, show_clickable_overview, show_clickable_stages, worked_example_picker
 from viz.content import attention_page
 
@@ -14,7 +14,7 @@ st.markdown(
 )
 
 with guarded():
-    content = attention_page(s, trace)
+    content = page_content(attention_page, s, trace)
     d_k, head, labels, n = (content.values[name] for name in ("d_k", "head", "labels", "n_tokens"))
     columns = st.columns(4)
     columns[0].latex(r"S = Q K^{\top}")
@@ -57,6 +57,7 @@ with guarded():
     with right:
         show(content, f"softmax-unscaled-L{s.layer}-H{head}")
     show(content, f"row-stats-L{s.layer}-H{head}")
+    st.page_link("pages/8_Scaling_lab.py", label="What would happen with d_k = 512? Try any d_k in the scaling lab", icon=":material/science:")
 
     st.subheader("Every head of every layer")
     st.markdown("Small multiples of the softmax pattern; large inputs are averaged into blocks. Click a tile to open that layer and head above.")

@@ -35,24 +35,21 @@ def themed(fig: go.Figure) -> go.Figure:
     return apply_print_theme(fig) if settings is not None and settings.theme == "print" else fig
 
 
-def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_click=None) -> None:
+def chart_key(figure_id: str) -> str:
+    """The widget key of a figure's chart (its click selection is kept under it)."""
+    return f"chart_{safe_filename(figure_id)}"
+
+
+def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_select=None) -> None:
     """Draw `fig` and, under it, PNG / SVG / HTML / CSV downloads made when clicked.
 
-    `on_click(selection, fig)` runs before the rerun when a point of the chart is clicked (see viz.clickable)."""
+    `on_select`: a callback run when a point of the chart is clicked (its selection is in
+    `st.session_state[chart_key(figure_id)]`)."""
     fig = themed(fig)
     name = safe_filename(figure_id)
     st.session_state.setdefault(REGISTRY, {})[name] = fig
-    chart_key = f"chart_{name}"
-    if on_click is None:
-        st.plotly_chart(fig, key=chart_key, config=plotly_config(name, scale=_png_scale()))
-    else:
-        st.plotly_chart(
-            fig,
-            key=chart_key,
-            config=plotly_config(name, scale=_png_scale()),
-            on_select=lambda: on_click(st.session_state[chart_key].selection, fig),
-            selection_mode="points",
-        )
+    clicks = dict(on_select=on_select, selection_mode="points") if on_select is not None else {}
+    st.plotly_chart(fig, key=chart_key(figure_id), config=plotly_config(name, scale=_png_scale()), **clicks)
     if not exports:
         return
     can_render, why = _static_export()

@@ -193,41 +193,54 @@ def _set_cell(content, query: int, key_position: int) -> None:
     st.session_state[key("pinned")] = content.values["word_of_token"][query] if view.words else query
 
 
+def _clickable(content, figure_id: str, on_click) -> Callable[[], None]:
+    """A selection callback for `show_figure` that hands the click and the drawn figure to `on_click`."""
+    from ui.figures import chart_key
+
+    return lambda: on_click(st.session_state[chart_key(figure_id)].selection)
+
+
 def show_clickable_stages(content, figure_id: str) -> bool:
     """The stages of one head, whose softmax panel's cells set the worked example; False when too large
-    to click (block means), and then drawn as usual."""
-    from ui.layout import show
+    to click (block means), and then drawn as usual. Content may be shared between sessions: the
+    click targets go on a copy."""
+    import plotly.graph_objects as go
+
+    from ui.figures import show_figure
     from viz.clickable import add_cell_targets, clicked_cell, mark_cell
 
-    fig, n = content.figures[figure_id], len(content.values["labels"])
+    fig, n = go.Figure(content.figures[figure_id]), len(content.values["labels"])
     clickable = n <= FULL_RESOLUTION and add_cell_targets(fig, n, n, xaxis="x4", yaxis="y4")
     if clickable and "query" in content.values:
         mark_cell(fig, content.values["query"], content.values["key"], xaxis="x4", yaxis="y4")
 
-    def on_click(selection, drawn):
-        cell = clicked_cell(selection, drawn)
+    def on_click(selection):
+        cell = clicked_cell(selection, fig)
         if cell is not None:
             _set_cell(content, *cell)
 
-    show(content, figure_id, on_click=on_click if clickable else None)
+    show_figure(fig, figure_id, on_select=_clickable(content, figure_id, on_click) if clickable else None)
     return bool(clickable)
 
 
 def show_clickable_overview(content, figure_id: str = "overview-all-heads") -> None:
     """Every head of every layer; a tile opens its layer and head, and the page scrolls to it."""
-    from ui.layout import show
+    import plotly.graph_objects as go
+
+    from ui.figures import show_figure
     from ui.view import key
     from viz.clickable import add_tile_targets, clicked_tile
 
-    add_tile_targets(content.figures[figure_id])
+    fig = go.Figure(content.figures[figure_id])
+    add_tile_targets(fig)
 
-    def on_click(selection, drawn):
-        tile = clicked_tile(selection, drawn)
+    def on_click(selection):
+        tile = clicked_tile(selection, fig)
         if tile is not None:
             st.session_state[key("layer")], st.session_state[key("heads")] = tile[0], [tile[1]]
             st.session_state[OPENED] = st.session_state.get(OPENED, 0) + 1
 
-    show(content, figure_id, on_click=on_click)
+    show_figure(fig, figure_id, on_select=_clickable(content, figure_id, on_click))
 
 
 def opened_head_anchor() -> None:

@@ -72,6 +72,8 @@ class Settings:
     pinned: int = -1  # attention page, head view: the pinned query position (a word with `words`), -1 = none
     cell: tuple[int, ...] = ()  # attention page: (query, key) of the worked example, () = the default pair
     words: bool = False  # attention page, head view: sub-word pieces merged into words
+    lab_d_k: int = 512  # scaling lab: the size of one head for the random q and k
+    presenting: bool = False  # presentation mode: large fonts, no sidebar, one figure per screen
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
@@ -171,6 +173,8 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "pinned": "pin",
     "cell": "cell",
     "words": "words",
+    "lab_d_k": "dk",
+    "presenting": "present",
 }
 
 
@@ -219,6 +223,8 @@ PARSERS = {
     "pinned": int,
     "cell": _int_list,
     "words": _bool,
+    "lab_d_k": int,
+    "presenting": _bool,
 }
 CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES}
 RANGES = {
@@ -228,6 +234,7 @@ RANGES = {
     "embedding_layer": (-1, 10**6),
     "top_k": (1, 50),
     "pinned": (-1, 10**6),
+    "lab_d_k": (1, 1024),
 }
 
 
