@@ -106,7 +106,7 @@ def heads_overview(
         template=SCREEN_TEMPLATE,
         title=dict(text=title),
         plot_bgcolor="white",
-        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=1.0, colorbar=dict(title=dict(text="weight"))),
+        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=1.0, colorbar=dict(title=dict(text="weight", side="right"))),
         height=OVERVIEW_MARGIN + n_layers * _panel_height(n_heads),
     )
     return fig
