@@ -6,8 +6,11 @@ estimated from position, font size, rotation and length (see ``svg_layout``).
 
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 import pytest
+
+import viz
 
 from svg_layout import layout_problems, text_boxes
 from viz.cli import build_figures, parse_args
@@ -66,7 +69,24 @@ def figures(request, tmp_path_factory):
          "--out", str(tmp_path_factory.mktemp("unused")), "--mask", "causal", "--head", "0", "--layer", "1"]
     )
     built, _, _ = build_figures(args)
+    built.update(page_level_figures(request.param))
     return built
+
+
+def page_level_figures(n: int) -> dict[str, go.Figure]:
+    """The Attention page's focus window, renormalised view and value step, on a pattern of ``n`` tokens."""
+    rng = np.random.default_rng(0)
+    labels = ["[CLS]", *(WORDS * 8)[: n - 2], "[SEP]"]
+    scores = rng.normal(size=(n, n)) * 3  # [query_pos, key_pos]
+    pattern = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
+    v, w_o = rng.normal(size=(4, n, 16)), rng.normal(size=(64, 64))  # [head, key_pos, d_head], [head · d_head, d_model]
+    z = np.einsum("qk,hkd->hqd", pattern, v)
+    return {
+        "focus": viz.focus_figure(pattern, labels, centre=n // 2, width=min(n, 40), title="MiniLM · layer 0 · head 1: focus window"),
+        "renormalised": viz.renormalised_figure(pattern, labels, labels, hidden=[0, n - 1], title="MiniLM · layer 0 · head 1"),
+        "value-step": viz.value_step_figure(pattern, v[1], z[1], labels, title="layer 0 · head 1: z = pattern · V"),
+        "output-step": viz.output_step_figure(z, w_o, np.concatenate(list(z), axis=1) @ w_o, labels, heads=[1], title="layer 0: heads → W_O"),
+    }
 
 
 @pytest.mark.parametrize("theme", ["screen", "print"])

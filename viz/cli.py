@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from viz.export.bundle import FORMATS, check_formats, write_folder
+from viz.export.bundle import FORMATS, check_formats, describe, write_folder
 from viz.theme import apply_print_theme
 from viz.views import embedding_figures, overview_figure, positional_figures, scaling_figures, stages_of_head, tokens_figures
 
@@ -99,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {notice}", file=sys.stderr)
     if args.print_theme:
         figures = {figure_id: apply_print_theme(figure) for figure_id, figure in figures.items()}
-    manifest = write_folder(figures, args.out, formats=formats, png_scale=args.png_scale, settings=settings)
+    every = dict(settings, formats=list(formats), png_scale=args.png_scale, print_theme=args.print_theme)
+    about = describe(every.pop("model"), every.pop("texts"), every)
+    manifest = write_folder(figures, args.out, formats=formats, png_scale=args.png_scale, about=about)
     for note in manifest["notes"]:
         print(f"note: {note}", file=sys.stderr)
     print(f"wrote {len(manifest['figures'])} figures to {args.out}")
