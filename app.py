@@ -2,7 +2,7 @@ import streamlit as st
 
 from ui import page
 
-view = page("Attention, step by step", ":material/home:")
+context = page("Attention, step by step", ":material/home:")
 st.markdown(
     """
 Type sentences in the sidebar and follow them through a transformer, one step at a time:
@@ -17,8 +17,8 @@ Every figure has PNG, SVG, HTML and CSV downloads for slides and handouts.
 """
 )
 st.page_link("pages/1_Tokens.py", label="Start with the tokens", icon=":material/arrow_forward:")
-trace = view.trace
+trace = context.trace
 st.caption(
-    f"Model: {view.model.name} · {trace.n_layers} layers × {trace.n_heads} heads · d_head = {trace.d_head} · "
+    f"Model: {context.model.name} · {trace.n_layers} layers × {trace.n_heads} heads · d_head = {trace.d_head} · "
     f"{len(trace.texts)} sentence(s), {trace.input_ids.shape[1]} positions."
 )

@@ -21,13 +21,20 @@ SENSES: dict[str, dict] = {
     "bank": {
         "phrases": ["went to the bank", "sat on the bank", "walked to the bank", "stood at the bank", "came to the bank", "was at the bank"],
         "river": {
-            "context": ["went fishing", "took the boat down the river", "walked by the stream", "saw fish in the water",
-                        "sat in the grass by the lake", "swam in the river", "was fishing in the stream", "rowed the boat on the lake"],
+            "context": [
+                "went fishing",
+                "took the boat down the river",
+                "walked by the stream",
+                "saw fish in the water",
+                "sat in the grass by the lake",
+                "swam in the river",
+                "was fishing in the stream",
+                "rowed the boat on the lake",
+            ],
             "after": ["by the water", "in the mud", "near the boat", "under the trees", "to fish", "in the grass", "of the river"],
         },
         "money": {
-            "context": ["needed money", "had no cash", "wanted a loan", "had savings", "got paid", "needed coins",
-                        "wanted to pay", "had a deposit"],
+            "context": ["needed money", "had no cash", "wanted a loan", "had savings", "got paid", "needed coins", "wanted to pay", "had a deposit"],
             "after": ["to get cash", "for a loan", "to pay", "with the money", "to withdraw money", "to open an account", "for the savings"],
         },
     },

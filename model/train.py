@@ -13,7 +13,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor
@@ -21,6 +21,7 @@ from torch import Tensor
 from model.corpus import sentences
 from model.tokenizers import WordTokenizer
 from model.toy import ToyConfig, ToyTransformer
+from model.trace import pad_batch
 from model.vocab import TOY_WORDS
 
 CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "toy"
@@ -45,14 +46,7 @@ def default_model_config() -> ToyConfig:
 
 def encode_corpus(tokenizer: WordTokenizer, texts: list[str]) -> tuple[Tensor, Tensor]:
     """input_ids `[n, pos]` (right-padded) and key_valid `[n, pos]`."""
-    encoded = [[t.id for t in tokenizer.encode(text)] for text in texts]
-    n_pos = max(len(ids) for ids in encoded)
-    input_ids = torch.full((len(encoded), n_pos), tokenizer.pad_id, dtype=torch.long)
-    key_valid = torch.zeros((len(encoded), n_pos), dtype=torch.bool)
-    for row, ids in enumerate(encoded):
-        input_ids[row, : len(ids)] = torch.tensor(ids)
-        key_valid[row, : len(ids)] = True
-    return input_ids, key_valid
+    return pad_batch([[t.id for t in tokenizer.encode(text)] for text in texts], tokenizer.pad_id)
 
 
 def loss_on_batch(model: ToyTransformer, input_ids: Tensor, key_valid: Tensor, generator: torch.Generator, mask_share: float) -> Tensor:
@@ -88,9 +82,7 @@ def train(
     input_ids, key_valid = encode_corpus(model.tokenizer, sentences(train_config.n_sentences, seed=train_config.seed))
     generator = torch.Generator().manual_seed(train_config.seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=train_config.learning_rate, weight_decay=train_config.weight_decay)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: min(1.0, (step + 1) / 50) * max(0.1, 1 - step / train_config.steps)
-    )
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 50) * max(0.1, 1 - step / train_config.steps))
     losses = []
     for step in range(train_config.steps):
         rows = torch.randint(0, len(input_ids), (train_config.batch_size,), generator=generator)
@@ -146,9 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     model, losses = train(config, train_config, report)
     print()
     model.save(args.out)
-    (args.out / "training.json").write_text(
-        json.dumps(dict(train=asdict(train_config), losses=[round(v, 4) for v in losses]), indent=None)
-    )
+    (args.out / "training.json").write_text(json.dumps(dict(train=asdict(train_config), losses=[round(v, 4) for v in losses]), indent=None))
     print(f"loss {losses[0]:.2f} → {sum(losses[-50:]) / len(losses[-50:]):.2f}  {sparkline(losses)}")
     print(f"wrote {args.out}/model.safetensors  sha256 {file_hash(args.out / 'model.safetensors')}")
     return 0

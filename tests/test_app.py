@@ -59,7 +59,7 @@ def test_attention_stages_follow_the_maths_and_the_toggles():
     assert not np.isnan(pattern).any()
     np.testing.assert_allclose(pattern.sum(axis=1), 1, atol=1e-5)
 
-    at.sidebar.toggle(key="w_scale").set_value(False).run()
+    at.sidebar.toggle(key="w_scaling").set_value(False).run()
     stages = stages_chart(at, 2)
     np.testing.assert_allclose(stages["÷ √d_k"], stages["raw Q·Kᵀ"], rtol=1e-6)
     assert "S = Q" in at.latex[0].value and "unscaled" in at.latex[1].value
@@ -81,11 +81,11 @@ def test_hidden_tokens_and_temperature():
     at = on_page(start(), "pages/3_Attention.py")
     at.sidebar.text_area(key="w_text").set_value("The cat sat on the mat.").run()
     at.sidebar.selectbox(key="w_mask").set_value("none").run()
-    at.sidebar.multiselect(key="w_hide").set_value([1]).run()
+    at.sidebar.multiselect(key="w_hidden").set_value([1]).run()
     pattern = stages_chart(at, 0)["softmax"]
     assert np.isnan(pattern[:, 1]).all()
     peak_default = np.nanmax(pattern, axis=1).mean()
-    at.sidebar.slider(key="w_temp").set_value(5.0).run()
+    at.sidebar.slider(key="w_temperature").set_value(5.0).run()
     assert np.nanmax(stages_chart(at, 0)["softmax"], axis=1).mean() < peak_default
 
 
@@ -161,8 +161,8 @@ def test_tokens_page_shows_every_tokenizer_side_by_side():
 
 def test_positional_page_matrix_follows_the_sliders():
     at = on_page(start(), "pages/2_Positional_encoding.py")
-    at.slider(key="w_pe_n").set_value(4).run()
-    at.slider(key="w_pe_d").set_value(4).run()
+    at.slider(key="w_pe_positions").set_value(4).run()
+    at.slider(key="w_pe_d_model").set_value(4).run()
     at.select_slider(key="w_pe_base").set_value(100).run()
     pe = next(iter(heatmaps(chart_titled(at, ["Sinusoidal positional encoding"])).values()))
     np.testing.assert_allclose(pe[1], [0.841471, 0.540302, 0.099833, 0.995004], atol=1e-5)
@@ -171,9 +171,7 @@ def test_positional_page_matrix_follows_the_sliders():
 
 def test_embeddings_page_reports_missing_word_and_draws_arrows():
     at = start()
-    at.sidebar.text_area(key="w_text").set_value(
-        "A man fishing on a river bank.\nThe cat sat on the mat.\nMoney in the bank."
-    ).run()
+    at.sidebar.text_area(key="w_text").set_value("A man fishing on a river bank.\nThe cat sat on the mat.\nMoney in the bank.").run()
     at = on_page(at, "pages/4_Embeddings.py")
     assert any("does not occur in sentence 2" in i.value for i in at.info)
     spec = chart_titled(at, ["“bank”: static"])
@@ -194,7 +192,7 @@ def test_next_token_page_lists_probabilities_that_follow_the_temperature():
     assert len(warm) == 10 and np.all(np.diff(warm) <= 1e-7) and warm.sum() <= 1 + 1e-6
     table = at.dataframe[0].value
     assert table["token"].iloc[0] in ("to", "for", "with")  # a money continuation
-    at.slider(key="w_ntemp").set_value(0.3).run()
+    at.slider(key="w_sampling_temperature").set_value(0.3).run()
     cold = decode(next(t for t in charts(at)[0]["data"] if t["type"] == "bar")["x"])
     assert cold[0] > warm[0]  # a lower temperature sharpens the distribution
     last = heatmaps(chart_titled(at, ["Attention of the last token"]))["last query"]

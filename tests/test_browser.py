@@ -34,9 +34,7 @@ def page(server):
 def settle(page, timeout=60_000):
     """Wait until the app has finished running its script."""
     page.wait_for_timeout(400)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout
-    )
+    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout)
     page.wait_for_timeout(300)
 
 
@@ -101,8 +99,13 @@ def test_type_toggle_download_and_screenshot_every_page(server, page, tmp_path):
 
     screenshot(page, "3-attention")
     pages = (
-        ("0-home", "Home"), ("1-tokens", "Tokens"), ("2-positional-encoding", "Positional encoding"),
-        ("4-embeddings", "Embeddings"), ("5-next-token", "Next token"), ("6-train", "Train"), ("7-lessons", "Lessons"),
+        ("0-home", "Home"),
+        ("1-tokens", "Tokens"),
+        ("2-positional-encoding", "Positional encoding"),
+        ("4-embeddings", "Embeddings"),
+        ("5-next-token", "Next token"),
+        ("6-train", "Train"),
+        ("7-lessons", "Lessons"),
     )
     for name, label in pages:
         page.get_by_role("link", name=label).first.click()

@@ -59,8 +59,7 @@ def test_shipped_model_predicts_a_continuation_of_the_right_sense():
     probabilities = trace.last_logits.softmax(dim=-1)
     for sentence, sense in enumerate(SENSES):
         mass = {
-            name: float(sum(probabilities[sentence, model.tokenizer.ids[w]] for w in words))
-            for name, words in (("river", river_only), ("money", money_only))
+            name: float(sum(probabilities[sentence, model.tokenizer.ids[w]] for w in words)) for name, words in (("river", river_only), ("money", money_only))
         }
         own, other = ("river", "money") if sense == 0 else ("money", "river")
         assert mass[own] > 2 * mass[other], (trace.texts[sentence], mass)
@@ -69,9 +68,7 @@ def test_shipped_model_predicts_a_continuation_of_the_right_sense():
 def test_checkpoint_is_small_and_regenerated_bit_for_bit(tmp_path):
     shipped = CHECKPOINT / "model.safetensors"
     assert shipped.stat().st_size < 5 * 2**20
-    result = subprocess.run(
-        [sys.executable, "-m", "model.train", "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=600
-    )
+    result = subprocess.run([sys.executable, "-m", "model.train", "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     for name in ("model.safetensors", "config.json", "training.json"):
         assert hashlib.sha256((tmp_path / name).read_bytes()).digest() == hashlib.sha256((CHECKPOINT / name).read_bytes()).digest(), name

@@ -96,13 +96,7 @@ def test_csv_of_several_series_is_one_table():
         ]
     )
     fig.update_xaxes(tickvals=[0, 1], ticktext=["The", "&lt;cat&gt;"])
-    assert viz.export.figure_to_csv(fig) == (
-        "series,x,x_label,y\n"
-        "entropy,0,The,0.5\n"
-        "entropy,1,<cat>,0.25\n"
-        "uniform,0,a,1.0\n"
-        "uniform,1,b,2.0\n"
-    )
+    assert viz.export.figure_to_csv(fig) == ("series,x,x_label,y\nentropy,0,The,0.5\nentropy,1,<cat>,0.25\nuniform,0,a,1.0\nuniform,1,b,2.0\n")
 
 
 def test_csv_of_stages_is_one_tidy_table_that_pandas_reads_without_options():

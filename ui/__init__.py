@@ -3,7 +3,9 @@
 import streamlit as st
 
 from ui.figures import download_all, show_figure, start_view
-from ui.view import View, guarded, sidebar
+from ui.layout import open_head_box, show, show_notices, show_table
+from ui.text import md
+from ui.view import PageContext, apply_settings, guarded, key, sidebar
 
 PAGES = (
     ("app.py", "Home", ":material/home:"),
@@ -17,8 +19,8 @@ PAGES = (
 )
 
 
-def page(title: str, icon: str) -> View:
-    """Every page starts here: page config, navigation, the shared sidebar, and the view it describes."""
+def page(title: str, icon: str) -> PageContext:
+    """Every page starts here: page config, navigation, the shared sidebar, and what the page draws from."""
     st.set_page_config(page_title=f"{title} · Attention, step by step", page_icon=icon, layout="wide")
     start_view()
     with st.sidebar:
@@ -28,4 +30,17 @@ def page(title: str, icon: str) -> View:
     return sidebar()
 
 
-__all__ = ["View", "download_all", "guarded", "page", "show_figure"]
+__all__ = [
+    "PageContext",
+    "apply_settings",
+    "download_all",
+    "guarded",
+    "key",
+    "md",
+    "open_head_box",
+    "page",
+    "show",
+    "show_figure",
+    "show_notices",
+    "show_table",
+]

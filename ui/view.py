@@ -2,28 +2,34 @@
 
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 
 import streamlit as st
 
-from model import InputError, MaskSpec, ModelLoadError, Trace, load_model
-from model.traced import TracedModel
+from model import InputError, ModelLoadError, Trace, load_model
+from model.adapters import TracedModel
 from ui.text import md
-from ui.settings import (
+from viz.content.settings import (
     BUILTIN_MODELS,
     SESSION_MODEL,
     MASKS,
     MAX_TEXT_CHARS,
     TEMPERATURE_RANGE,
     TOY_TOKENIZERS,
+    AttentionDisplay,
     Settings,
     clamp_to_model,
     custom_models_allowed,
     from_query,
     model_allowed,
+    run_model,
+    shown_as,
     to_query,
 )
+
+log = logging.getLogger("attention_viz")
 
 CUSTOM = "custom"
 MASK_LABELS = {
@@ -45,34 +51,28 @@ def cached_model(name: str, tok: str) -> TracedModel:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def cached_run(name: str, tok: str, texts: tuple[str, ...], mask: str, hide: tuple[int, ...], scale: bool, temp: float) -> Trace:
-    """One run of a model. A pretrained model's run ignores mask, scale and temperature (it runs as trained)."""
-    model = cached_model(name, tok)
-    return model.trace(list(texts), mask=mask, hide=hide, scale=scale, temperature=temp)
+def cached_run(name: str, tokenizer: str, texts: tuple[str, ...], display: AttentionDisplay) -> Trace:
+    """One run of a model (a pretrained model always gets the model's own display: it runs as trained)."""
+    return run_model(cached_model(name, tokenizer), texts, display)
 
 
-@dataclass
-class View:
+@dataclass(frozen=True)
+class PageContext:
+    """What a page draws from: the settings, the model, and its trace under those settings."""
+
     settings: Settings
     model: TracedModel
     trace: Trace
 
 
-def _mask_spec(settings: Settings, model: TracedModel) -> MaskSpec:
-    name = model.default_mask if settings.mask == "model" else settings.mask
-    return MaskSpec.parse(name, settings.hide)
-
-
 def get_trace(settings: Settings, model: TracedModel) -> Trace:
-    mask = _mask_spec(settings, model)
-    texts = tuple(settings.sentences)
+    display, texts = settings.display, tuple(settings.sentences)
     if settings.model == SESSION_MODEL:  # trained in this session: not shared, and fast to run
-        return model.trace(list(texts), mask=mask, scale=settings.scale, temperature=settings.temp)
-    tok = _tokenizer_key(settings)
+        return run_model(model, texts, display)
+    tokenizer = _tokenizer_key(settings)
     if model.is_toy:
-        return cached_run(settings.model, tok, texts, mask.name, mask.hidden_keys, settings.scale, settings.temp)
-    run = cached_run(settings.model, tok, texts, model.default_mask, (), True, 1.0)
-    return run.with_view(mask, settings.scale, settings.temp)
+        return cached_run(settings.model, tokenizer, texts, display)
+    return shown_as(cached_run(settings.model, tokenizer, texts, AttentionDisplay()), model, display)
 
 
 def _initial_settings() -> Settings:
@@ -92,10 +92,16 @@ def _initial_settings() -> Settings:
     return replace(settings, **updates)
 
 
+def key(name: str) -> str:
+    """The widget key of a setting: a page draws `st.slider(..., key=key("pe_positions"))` and reads
+    the value from `context.settings.pe_positions` (the sidebar reads every widget's state first)."""
+    return f"w_{name}"
+
+
 def _put(settings: Settings) -> None:
     """Write the settings into the widgets' state before the widgets are drawn."""
     for name, value in asdict(settings).items():
-        st.session_state[f"w_{name}"] = value
+        st.session_state[key(name)] = list(value) if isinstance(value, tuple) else value
     st.session_state["w_model_choice"] = settings.model if settings.model in BUILTIN_MODELS else CUSTOM
     if settings.model not in BUILTIN_MODELS:
         st.session_state["w_custom_model"] = settings.model
@@ -124,10 +130,10 @@ def _load(settings: Settings, notices: list[str]) -> tuple[Settings, TracedModel
 
 def _tokenizer_key(settings: Settings) -> str:
     """Only the random-weight toy model has a choice of tokenizer; other models share one cache entry."""
-    return settings.tok if settings.model == "toy-random" else ""
+    return settings.tokenizer if settings.model == "toy-random" else ""
 
 
-def sidebar() -> View:
+def sidebar() -> PageContext:
     """Draw the shared controls and return the view they describe. Stops the page on unusable input."""
     settings = _initial_settings()
     notices = list(st.session_state.pop("link_notices", []))
@@ -167,7 +173,7 @@ def sidebar() -> View:
             help="BERT, DistilBERT and GPT-2 family models with safetensors weights.",
         )
     if model.name == "toy-random":
-        side.selectbox("Toy tokenizer", list(TOY_TOKENIZERS), key="w_tok", format_func=TOY_TOKENIZERS.get)
+        side.selectbox("Toy tokenizer", list(TOY_TOKENIZERS), key="w_tokenizer", format_func=TOY_TOKENIZERS.get)
     if problem is not None:
         st.session_state["settings"] = settings
         st.warning(md(problem), icon="✍️")
@@ -178,7 +184,7 @@ def sidebar() -> View:
         side.selectbox(
             "Sentence shown",
             list(range(len(trace.texts))),
-            key="w_sent",
+            key="w_sentence",
             format_func=lambda i: f"{i + 1}: {trace.texts[i][:40]}",
         )
     if model.n_layers > 1:
@@ -187,22 +193,21 @@ def sidebar() -> View:
         side.caption("Layer 0 (this model has one layer)")
     side.multiselect("Heads", list(range(model.n_heads)), key="w_heads", format_func=lambda h: f"head {h}")
     side.selectbox("Mask", list(MASKS), key="w_mask", format_func=MASK_LABELS.get)
-    tokens = [t.text for t in trace.tokens[settings.sent]]
+    tokens = [t.text for t in trace.tokens[settings.sentence]]
     side.multiselect(
         "Hide key tokens",
         list(range(trace.input_ids.shape[1])),
-        key="w_hide",
+        key="w_hidden",
         format_func=lambda p: f"{p}: {tokens[p] if p < len(tokens) else '[PAD]'}",
         help="No query may attend to these positions.",
     )
-    side.toggle("Scale by 1/√d_k", key="w_scale")
-    side.slider("Softmax temperature", *TEMPERATURE_RANGE, key="w_temp", step=0.05)
+    side.toggle("Scale by 1/√d_k", key="w_scaling")
+    side.slider("Softmax temperature", *TEMPERATURE_RANGE, key="w_temperature", step=0.05)
     side.radio("Figure theme", ["screen", "print"], key="w_theme", horizontal=True)
     side.select_slider("PNG resolution", options=[1, 2, 3, 4], value=2, key="png_scale", format_func=lambda s: f"{s}× ({96 * s} dpi)")
     if not model.is_toy:
         side.caption(
-            "A pretrained model runs as it was trained; a different mask, scaling or temperature is "
-            "recomputed from its own Q and K for the layer shown."
+            "A pretrained model runs as it was trained; a different mask, scaling or temperature is recomputed from its own Q and K for the layer shown."
         )
 
     st.session_state["settings"] = settings
@@ -211,17 +216,19 @@ def sidebar() -> View:
         st.info(md(notice), icon="ℹ️")
     if trace.what_if:
         st.caption(md(trace.what_if))
-    return View(settings, model, trace)
+    return PageContext(settings, model, trace)
 
 
 @contextmanager
 def guarded():
-    """Show an unexpected error as a short message, never as a traceback."""
+    """Show an unexpected error as a short message, never as a traceback to the user; the server's
+    log gets the traceback (logger "attention_viz"), so the bug is not hidden from tests or operators."""
     try:
         yield
     except Exception as error:
         if type(error).__name__ in ("StopException", "RerunException"):
             raise
+        log.exception("a view could not be drawn")
         st.error(f"This view could not be drawn: {error.__class__.__name__}: {md(error)}", icon="⚠️")
 
 

@@ -14,7 +14,7 @@ rows renormalised), ``values`` (z = pattern · V, the heads concatenated, W_O);
 ``placement`` (point labels that do not collide);
 ``theme`` (colours, print theme); ``export`` (a package: PNG/SVG, HTML, CSV,
 zip and folder; also the command line ``python -m viz.export``, whose code is
-``cli``); ``views`` (the figures of each page).
+``cli``). The figures, tables and notices of each page come from ``viz.content``.
 """
 
 from .focus import focus_figure, focus_range, renormalised_figure, renormalised_without
