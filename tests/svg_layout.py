@@ -4,7 +4,8 @@ Plotly writes every label as an SVG ``<text>`` (lines as ``<tspan class="line">`
 ``x``/``y``, its ``text-anchor`` and the ``transform``s of the text and of every group around it
 (translate, rotate, scale, matrix). A browser is not needed to know roughly where it ends up: the
 box of one line is the sum of its glyphs' widths (0.52 em for most, 0.33 for narrow ones such as
-"i" or ".", 0.68 to 0.8 for capitals and "m", 1 em for wide East Asian characters) by one em, from 0.8 em above the baseline to 0.2 em below it, turned with the text.
+"i" or ".", 0.68 to 0.8 for capitals and "m", 1 em for wide East Asian characters) by one em,
+from 0.8 em above the baseline to 0.2 em below it, turned with the text.
 Two boxes overlap when the quadrilaterals intersect (separating-axis test), after shrinking both by
 one pixel so that labels that merely touch are not reported.
 """

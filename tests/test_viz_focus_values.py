@@ -19,7 +19,9 @@ def causal_pattern(n: int, seed: int = 0) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-@pytest.mark.parametrize(("n", "centre", "width", "expected"), [(300, 150, 40, (130, 170)), (300, 3, 40, (0, 40)), (300, 299, 40, (260, 300)), (12, 5, 40, (0, 12))])
+@pytest.mark.parametrize(
+    ("n", "centre", "width", "expected"), [(300, 150, 40, (130, 170)), (300, 3, 40, (0, 40)), (300, 299, 40, (260, 300)), (12, 5, 40, (0, 12))]
+)
 def test_focus_range_stays_inside_the_input(n, centre, width, expected):
     assert viz.focus_range(n, centre, width) == expected
 

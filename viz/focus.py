@@ -49,7 +49,14 @@ def renormalised_without(pattern, hidden: list[int]) -> tuple[np.ndarray, list[i
 
 
 def renormalised_figure(
-    pattern, query_labels, key_labels, *, hidden: list[int], masked=None, title: str, pattern_colour: str = "fixed",
+    pattern,
+    query_labels,
+    key_labels,
+    *,
+    hidden: list[int],
+    masked=None,
+    title: str,
+    pattern_colour: str = "fixed",
     cells: dict | None = None,
 ) -> go.Figure:
     """The pattern with the ``hidden`` keys dropped and every row renormalised, labelled as a view."""
@@ -108,27 +115,49 @@ def focus_figure(
     low, high, bar = weight_scale(values, colour=pattern_colour)
 
     fig = make_subplots(
-        rows=1, cols=2, column_widths=[0.38, 0.62], horizontal_spacing=0.1,
-        subplot_titles=[f"whole input: {n} tokens" + (" (block means)" if n > OVERVIEW_CELLS else ""),
-                        f"tokens {start}–{stop - 1} around “{labels[centre]}” ({centre})"],
+        rows=1,
+        cols=2,
+        column_widths=[0.38, 0.62],
+        horizontal_spacing=0.1,
+        subplot_titles=[
+            f"whole input: {n} tokens" + (" (block means)" if n > OVERVIEW_CELLS else ""),
+            f"tokens {start}–{stop - 1} around “{labels[centre]}” ({centre})",
+        ],
     )
     block_labels = [labels[p] for p in edges[:-1]]
     fig.add_trace(
-        heatmap_trace(overview, block_labels, block_labels, value_name="weight", coloraxis="coloraxis", with_tokens=False,
-                      name="whole input", cells={"stage": "pattern (block means)", **(cells or {})},
-                      positions=(edges[:-1], edges[:-1])),
-        row=1, col=1,
+        heatmap_trace(
+            overview,
+            block_labels,
+            block_labels,
+            value_name="weight",
+            coloraxis="coloraxis",
+            with_tokens=False,
+            name="whole input",
+            cells={"stage": "pattern (block means)", **(cells or {})},
+            positions=(edges[:-1], edges[:-1]),
+        ),
+        row=1,
+        col=1,
     )
     window_labels = labels[start:stop]
-    trace = heatmap_trace(window, window_labels, window_labels, value_name="weight", coloraxis="coloraxis",
-                          name="focus window", cells={"stage": "pattern", **(cells or {})},
-                          positions=(range(start, stop), range(start, stop)))
+    trace = heatmap_trace(
+        window,
+        window_labels,
+        window_labels,
+        value_name="weight",
+        coloraxis="coloraxis",
+        name="focus window",
+        cells={"stage": "pattern", **(cells or {})},
+        positions=(range(start, stop), range(start, stop)),
+    )
     trace.meta = {**trace.meta, "keep": [centre - start, centre - start]}
     fig.add_trace(trace, row=1, col=2)
 
     overview_axes = matrix_axes(len(block_labels), len(block_labels), block_labels, block_labels, max_ticks=8)
-    window_axes = matrix_axes(stop - start, stop - start, window_labels, window_labels, max_ticks=ticks_for(FOCUS_HEIGHT - 260),
-                              keep=(centre - start, centre - start))
+    window_axes = matrix_axes(
+        stop - start, stop - start, window_labels, window_labels, max_ticks=ticks_for(FOCUS_HEIGHT - 260), keep=(centre - start, centre - start)
+    )
     for col, (xaxis, yaxis) in ((1, overview_axes), (2, window_axes)):
         yaxis.update(scaleanchor=f"x{'' if col == 1 else col}", scaleratio=1, constrain="domain")
         xaxis.update(constrain="domain")
@@ -139,8 +168,7 @@ def focus_figure(
     # the window, outlined on the overview (in block coordinates)
     first = int(np.searchsorted(edges, start, side="right")) - 1
     last = int(np.searchsorted(edges, stop - 1, side="right")) - 1
-    fig.add_shape(type="rect", x0=first - 0.5, x1=last + 0.5, y0=first - 0.5, y1=last + 0.5,
-                  xref="x", yref="y", line=dict(color="#D55E00", width=2))
+    fig.add_shape(type="rect", x0=first - 0.5, x1=last + 0.5, y0=first - 0.5, y1=last + 0.5, xref="x", yref="y", line=dict(color="#D55E00", width=2))
     fig.update_layout(
         template=SCREEN_TEMPLATE,
         title=dict(text=title),

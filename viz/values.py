@@ -23,21 +23,42 @@ VALUE_HEIGHT = 520
 def _feature_axis(n: int, name: str) -> dict:
     """A numbered axis of vector components (d_head, d_model), a few ticks only."""
     step = max(1, int(np.ceil(n / 8)))
-    return dict(title=name, tickmode="array", tickvals=list(range(0, n, step)), ticktext=[str(i) for i in range(0, n, step)],
-                showgrid=False, zeroline=False, range=[-0.5, n - 0.5], automargin=True)
+    return dict(
+        title=name,
+        tickmode="array",
+        tickvals=list(range(0, n, step)),
+        ticktext=[str(i) for i in range(0, n, step)],
+        showgrid=False,
+        zeroline=False,
+        range=[-0.5, n - 0.5],
+        automargin=True,
+    )
 
 
 def _token_axis(labels: list[str], *, title: str | None, reversed_: bool, max_ticks: int, keep=None) -> dict:
     n = len(labels)
-    axis = dict(showgrid=False, zeroline=False, automargin=True, range=[n - 0.5, -0.5] if reversed_ else [-0.5, n - 0.5],
-                **tick_axis(labels, max_ticks=max_ticks, keep=keep))
+    axis = dict(
+        showgrid=False,
+        zeroline=False,
+        automargin=True,
+        range=[n - 0.5, -0.5] if reversed_ else [-0.5, n - 0.5],
+        **tick_axis(labels, max_ticks=max_ticks, keep=keep),
+    )
     if title:
         axis["title"] = title
     return axis
 
 
 def value_step_figure(
-    pattern, v, z, labels, *, layer: int | None = None, head: int | None = None, masked=None, title: str,
+    pattern,
+    v,
+    z,
+    labels,
+    *,
+    layer: int | None = None,
+    head: int | None = None,
+    masked=None,
+    title: str,
     pattern_colour: str = "fixed",
 ) -> go.Figure:
     """``pattern · V = z`` for one head, as three heatmaps side by side.
@@ -63,11 +84,15 @@ def value_step_figure(
     cells = dict(layer=layer, head=head)
 
     fig = make_subplots(
-        rows=1, cols=3, column_widths=[0.4, 0.3, 0.3], horizontal_spacing=0.08,
+        rows=1,
+        cols=3,
+        column_widths=[0.4, 0.3, 0.3],
+        horizontal_spacing=0.08,
         subplot_titles=["attention pattern", "· V (value vectors)", "= z (what each query takes)"],
     )
-    fig.add_trace(heatmap_trace(weights, names, names, value_name="weight", coloraxis="coloraxis2", name="pattern",
-                                cells=dict(stage="pattern", **cells)), row=1, col=1)
+    fig.add_trace(
+        heatmap_trace(weights, names, names, value_name="weight", coloraxis="coloraxis2", name="pattern", cells=dict(stage="pattern", **cells)), row=1, col=1
+    )
     components = [str(i) for i in range(d_head)]
     fig.add_trace(heatmap_trace(values, names, components, value_name="value", coloraxis="coloraxis", name="V"), row=1, col=2)
     fig.add_trace(heatmap_trace(out, names, components, value_name="z", coloraxis="coloraxis", name="z"), row=1, col=3)
@@ -79,16 +104,27 @@ def value_step_figure(
     fig.update_xaxes(_feature_axis(d_head, "d_head"), row=1, col=3)
     fig.update_yaxes(_token_axis(names, title=None, reversed_=True, max_ticks=ticks) | dict(showticklabels=False), row=1, col=3)
     fig.update_layout(
-        template=SCREEN_TEMPLATE, title=dict(text=title), plot_bgcolor=MASK_COLOR, height=VALUE_HEIGHT,
-        coloraxis=dict(colorscale=DIVERGING, cmin=low, cmax=high, cmid=0.0,
-                       colorbar=dict(title=dict(text="value", side="right"), x=1.0, xanchor="left", len=0.75)),
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        plot_bgcolor=MASK_COLOR,
+        height=VALUE_HEIGHT,
+        coloraxis=dict(
+            colorscale=DIVERGING, cmin=low, cmax=high, cmid=0.0, colorbar=dict(title=dict(text="value", side="right"), x=1.0, xanchor="left", len=0.75)
+        ),
         coloraxis2=dict(colorscale=SEQUENTIAL, cmin=w_low, cmax=w_high, showscale=False),
     )
     return fig
 
 
 def output_step_figure(
-    z_heads, w_o, output, labels, *, heads: list[int], layer: int | None = None, title: str,
+    z_heads,
+    w_o,
+    output,
+    labels,
+    *,
+    heads: list[int],
+    layer: int | None = None,
+    title: str,
 ) -> go.Figure:
     """``[z_0 | z_1 | …] · W_O (+ b_O) = output`` for one layer, as three heatmaps side by side.
 
@@ -116,20 +152,32 @@ def output_step_figure(
         return f"<br><sup>own scale: {values.min():.3g} to {values.max():.3g}</sup>".replace("-", "−")
 
     fig = make_subplots(
-        rows=1, cols=3, column_widths=[0.36, 0.28, 0.36], horizontal_spacing=0.09,
-        subplot_titles=[f"heads side by side ({n_heads} × d_head {d_head}){spread(concatenated)}", f"· W_O{spread(weights)}",
-                        f"= attention output (+ b_O){spread(out)}"],
+        rows=1,
+        cols=3,
+        column_widths=[0.36, 0.28, 0.36],
+        horizontal_spacing=0.09,
+        subplot_titles=[
+            f"heads side by side ({n_heads} × d_head {d_head}){spread(concatenated)}",
+            f"· W_O{spread(weights)}",
+            f"= attention output (+ b_O){spread(out)}",
+        ],
     )
     features = [str(i) for i in range(n_heads * d_head)]
     fig.add_trace(heatmap_trace(concatenated, names, features, value_name="z", coloraxis="coloraxis", name="concatenated z"), row=1, col=1)
-    fig.add_trace(go.Heatmap(z=weights, coloraxis="coloraxis2", name="W_O", hovertemplate="row %{y}<br>column %{x}<br>%{z:.4g}<extra></extra>"),
-                  row=1, col=2)
+    fig.add_trace(go.Heatmap(z=weights, coloraxis="coloraxis2", name="W_O", hovertemplate="row %{y}<br>column %{x}<br>%{z:.4g}<extra></extra>"), row=1, col=2)
     model_features = [str(i) for i in range(d_model)]
     fig.add_trace(heatmap_trace(out, names, model_features, value_name="output", coloraxis="coloraxis3", name="output"), row=1, col=3)
     ticks = ticks_for(VALUE_HEIGHT - 220)
-    concat_axis = dict(title="head · d_head", tickmode="array", showgrid=False, zeroline=False, automargin=True,
-                       range=[-0.5, n_heads * d_head - 0.5],
-                       tickvals=[h * d_head + (d_head - 1) / 2 for h in range(n_heads)], ticktext=[f"H{h}" for h in range(n_heads)])
+    concat_axis = dict(
+        title="head · d_head",
+        tickmode="array",
+        showgrid=False,
+        zeroline=False,
+        automargin=True,
+        range=[-0.5, n_heads * d_head - 0.5],
+        tickvals=[h * d_head + (d_head - 1) / 2 for h in range(n_heads)],
+        ticktext=[f"H{h}" for h in range(n_heads)],
+    )
     fig.update_xaxes(concat_axis, row=1, col=1)
     fig.update_yaxes(_token_axis(names, title="query", reversed_=True, max_ticks=ticks), row=1, col=1)
     fig.update_xaxes(_feature_axis(d_model, "d_model"), row=1, col=2)
@@ -141,10 +189,14 @@ def output_step_figure(
         fig.add_shape(type="rect", x0=left, x1=right, y0=-0.5, y1=n_query - 0.5, xref="x", yref="y", line=dict(color="#D55E00", width=2))
         fig.add_shape(type="rect", x0=-0.5, x1=d_model - 0.5, y0=left, y1=right, xref="x2", yref="y2", line=dict(color="#D55E00", width=2))
     fig.update_layout(
-        template=SCREEN_TEMPLATE, title=dict(text=title), plot_bgcolor=MASK_COLOR, height=VALUE_HEIGHT,
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        plot_bgcolor=MASK_COLOR,
+        height=VALUE_HEIGHT,
         coloraxis=dict(colorscale=DIVERGING, cmin=low, cmax=high, cmid=0.0, showscale=False),
         coloraxis2=dict(colorscale=DIVERGING, cmin=w_low, cmax=w_high, cmid=0.0, showscale=False),
-        coloraxis3=dict(colorscale=DIVERGING, cmin=o_low, cmax=o_high, cmid=0.0,
-                        colorbar=dict(title=dict(text="output", side="right"), x=1.0, xanchor="left", len=0.75)),
+        coloraxis3=dict(
+            colorscale=DIVERGING, cmin=o_low, cmax=o_high, cmid=0.0, colorbar=dict(title=dict(text="output", side="right"), x=1.0, xanchor="left", len=0.75)
+        ),
     )
     return fig
