@@ -48,6 +48,9 @@ def test_command_line_writes_every_format_and_the_manifest(tmp_path):
     assert manifest["settings"]["layer"] == 1 and manifest["settings"]["heads"] == [2]
     assert manifest["settings"]["mask"] == "causal" and manifest["settings"]["formats"] == ["png", "svg", "html", "csv"]
     assert manifest["model"] == "toy" and manifest["sentences"] == ["The cat sat on the mat.", "A man on the river bank."]
+    assert manifest["link"].startswith("http://localhost:8501/Attention?") and "layer=1" in manifest["link"] and "heads=2" in manifest["link"]
+    assert manifest["settings"]["pattern_colour"] == "fixed" and manifest["settings"]["scaling"] is True  # every setting
+    assert "value-step-L1-H2" in [f["id"] for f in manifest["figures"]] and "output-step-L1" in [f["id"] for f in manifest["figures"]]
     ids = [f["id"] for f in manifest["figures"]]
     assert "stages-L1-H2" in ids and "overview-all-heads" in ids and "tokens-s1" in ids and "pe-matrix" in ids
     written = {p.name for p in out.iterdir()}
@@ -70,6 +73,7 @@ def test_command_line_writes_every_format_and_the_manifest(tmp_path):
     assert "Plotly.newPlot" in html and "<script src=\"http" not in html
     table = pd.read_csv(out / f"{stem}.csv")
     assert list(table.columns) == ["stage", "layer", "head", "query_position", "query_token", "key_position", "key_token", "value"]
+    assert set(table.layer) == {1} and set(table["head"]) == {2}
     raw = table[table.stage == "scores_raw"]
     assert list(raw.key_token[:7]) == ["the", "cat", "sat", "on", "the", "mat", "."]
     softmax = table[table.stage == "pattern"].pivot(index="query_position", columns="key_position", values="value")

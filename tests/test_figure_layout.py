@@ -64,24 +64,10 @@ def test_checker_finds_text_off_the_canvas():
 
 @pytest.fixture(scope="module", params=[12, 64], ids=lambda n: f"{n}-tokens")
 def figures(request, tmp_path_factory):
-    args = parse_args(
-        [
-            "--text",
-            sentence(request.param),
-            "--text",
-            "A man withdrew money from the bank.",
-            "--model",
-            "toy",
-            "--out",
-            str(tmp_path_factory.mktemp("unused")),
-            "--mask",
-            "causal",
-            "--head",
-            "0",
-            "--layer",
-            "1",
-        ]
-    )
+    out = str(tmp_path_factory.mktemp("unused"))
+    sentences = ["--text", sentence(request.param), "--text", "A man withdrew money from the bank."]
+    state = ["--mask", "causal", "--hide", "1", "--hide", "2", "--no-scale", "--temperature", "2", "--sinks"]  # the longest titles
+    args = parse_args([*sentences, "--model", "toy", "--out", out, "--head", "0", "--layer", "1", *state])
     built, _, _ = build_figures(args)
     built.update(page_level_figures(request.param))
     return built

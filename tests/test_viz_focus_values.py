@@ -52,7 +52,7 @@ def test_hiding_sink_tokens_renormalises_each_row_and_says_so():
     assert kept == [1, 2]
     np.testing.assert_allclose(shown, [[0.0, 0.0], [1.0, 0.0], [0.2, 0.8]])  # the first row had only the sink: stays 0
     fig = viz.renormalised_figure(pattern, ["[CLS]", "bank", "river"], ["[CLS]", "bank", "river"], hidden=[0], title="head 3")
-    assert "[CLS] hidden, each row renormalised" in fig.layout.title.text and "not the model's own weights" in fig.layout.title.text
+    assert "“[CLS]” hidden, each row renormalised" in fig.layout.title.text and "not the model's own weights" in fig.layout.title.text
     assert list(fig.layout.xaxis.ticktext) == ["bank", "river"]
     table = pd.read_csv(io.StringIO(viz.export.figure_to_csv(fig)))
     assert sorted(set(table.key_position)) == [1, 2] and set(table.stage) == {"pattern renormalised"}

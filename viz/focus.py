@@ -68,7 +68,7 @@ def renormalised_figure(
     if not kept:
         return nothing_to_draw(title, "every key is hidden")
     keys = [key_labels[k] for k in kept]
-    names = ", ".join(position_labels([key_labels[k] for k in hidden])) or "nothing"
+    names = ", ".join(f"“{label}”" for label in position_labels([key_labels[k] for k in hidden])) or "nothing"
     low, high, bar = weight_scale(shown, colour=pattern_colour)
     return attention_heatmap(
         shown,

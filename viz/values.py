@@ -88,8 +88,9 @@ def value_step_figure(
         cols=3,
         column_widths=[0.4, 0.3, 0.3],
         horizontal_spacing=0.08,
-        subplot_titles=["attention pattern", "· V (value vectors)", "= z (what each query takes)"],
+        subplot_titles=["attention pattern", "· V (a row per key)", "= z (a row per query)"],
     )
+    fig.update_annotations(yshift=8)
     fig.add_trace(
         heatmap_trace(weights, names, names, value_name="weight", coloraxis="coloraxis2", name="pattern", cells=dict(stage="pattern", **cells)), row=1, col=1
     )
@@ -100,7 +101,7 @@ def value_step_figure(
     fig.update_xaxes(_token_axis(names, title="key", reversed_=False, max_ticks=ticks) | dict(tickangle=-90), row=1, col=1)
     fig.update_yaxes(_token_axis(names, title="query", reversed_=True, max_ticks=ticks), row=1, col=1)
     fig.update_xaxes(_feature_axis(d_head, "d_head"), row=1, col=2)
-    fig.update_yaxes(_token_axis(names, title="key", reversed_=True, max_ticks=ticks), row=1, col=2)
+    fig.update_yaxes(_token_axis(names, title=None, reversed_=True, max_ticks=ticks), row=1, col=2)
     fig.update_xaxes(_feature_axis(d_head, "d_head"), row=1, col=3)
     fig.update_yaxes(_token_axis(names, title=None, reversed_=True, max_ticks=ticks) | dict(showticklabels=False), row=1, col=3)
     fig.update_layout(
@@ -130,7 +131,8 @@ def output_step_figure(
 
     ``z_heads`` is ``[head, query_pos, d_head]`` (every head of the layer, in order), ``w_o`` is
     ``[head · d_head, d_model]``, ``output`` is ``[query_pos, d_model]``. Three different quantities,
-    so each panel has its own scale around zero, its range written under its title. The columns
+    so each panel has its own scale around zero, reaching the 99th percentile of its magnitudes (a
+    few outliers would wash the rest out); its full range and that colour limit are written under its title. The columns
     of the chosen ``heads`` in the concatenation, and their rows in W_O, are outlined.
     """
     zs = as_float32(z_heads, ndim=3, name="z_heads")
@@ -144,12 +146,17 @@ def output_step_figure(
         raise ValueError(f"shapes do not chain: concat {concatenated.shape} · W_O {weights.shape} = output {out.shape}")
     names = position_labels(check_labels(labels, n_query, "labels"))
     d_model = weights.shape[1]
-    low, high = finite_range(concatenated, symmetric=True)
-    w_low, w_high = finite_range(weights, symmetric=True)
-    o_low, o_high = finite_range(out, symmetric=True)
+
+    def robust(values: np.ndarray) -> tuple[float, float]:
+        """±the 99th percentile of |values|: a few large weights would otherwise wash every other cell out."""
+        top = float(np.nanpercentile(np.abs(values), 99)) or 1.0
+        return -top, top
+
+    (low, high), (w_low, w_high), (o_low, o_high) = robust(concatenated), robust(weights), robust(out)
 
     def spread(values: np.ndarray) -> str:
-        return f"<br><sup>own scale: {values.min():.3g} to {values.max():.3g}</sup>".replace("-", "−")
+        top = robust(values)[1]
+        return f"<br><sup>{values.min():.3g} to {values.max():.3g}; colours to ±{top:.2g} (99%)</sup>".replace("-", "−")
 
     fig = make_subplots(
         rows=1,

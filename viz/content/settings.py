@@ -67,6 +67,9 @@ class Settings:
     embedding_layer: int = -1  # embeddings page: the layer drawn as "contextual" (-1 = the last)
     sampling_temperature: float = 1.0  # next-token page
     top_k: int = 10  # next-token page: how many tokens to list
+    pattern_colour: str = "fixed"  # attention weights coloured 0 to 1 ("fixed") or 0 to the figure's own maximum ("own")
+    sinks: bool = False  # attention page: also show each pattern with the first token, [CLS] and [SEP] hidden, rows renormalised
+    focus: int = -1  # attention page, long inputs: the token the focus window is centred on (-1 = the middle)
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
@@ -157,6 +160,9 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "embedding_layer": "elayer",
     "sampling_temperature": "ntemp",
     "top_k": "topk",
+    "pattern_colour": "pcol",
+    "sinks": "sinks",
+    "focus": "focus",
 }
 
 
@@ -202,14 +208,19 @@ PARSERS = {
     "embedding_layer": int,
     "sampling_temperature": _temperature,
     "top_k": int,
+    "pattern_colour": str,
+    "sinks": _bool,
+    "focus": int,
 }
-CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES}
+PATTERN_COLOURS = ("fixed", "own")
+CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES, "pattern_colour": PATTERN_COLOURS}
 RANGES = {
     "pe_positions": (2, PE_LIMIT),
     "pe_d_model": (2, PE_LIMIT),
     "sentence": (0, 10**6),
     "embedding_layer": (-1, 10**6),
     "top_k": (1, 50),
+    "focus": (-1, 10**6),
 }
 
 
