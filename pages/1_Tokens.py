@@ -1,9 +1,9 @@
 import streamlit as st
 
-from ui import download_all, guarded, md, page, show, show_notices, show_table
+from ui import FIGURES, SENTENCE, download_all, guarded, md, page, show, show_notices, show_table
 from viz.content import tokens_page
 
-context = page("Tokens", ":material/text_fields:")
+context = page("Tokens", ":material/text_fields:", (SENTENCE, FIGURES))
 st.markdown(
     "A model never sees letters: the text is first cut into **tokens**, and each token becomes an integer "
     "**id**, a row number in the model's embedding table. Whole words, single characters or pieces of words "

@@ -1,13 +1,13 @@
 import streamlit as st
 
-from ui import download_all, guarded, key, md, open_head_box, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, key, md, open_head_box, page, show, show_notices, show_table
 from viz.content import attention_page
 from viz.content.attention import worked_example_content
 from viz.content.common import FULL_RESOLUTION
 
 COLOURS = {"fixed": "0 to 1 (comparable)", "own": "0 to the figure's largest weight"}
 
-context = page("Attention", ":material/grid_on:")
+context = page("Attention", ":material/grid_on:", (SENTENCE, ATTENTION, FIGURES))
 trace, s = context.trace, context.settings
 st.markdown(
     "Each token asks a **query** (q) and offers a **key** (k). Their dot product says how well they match; "
@@ -51,6 +51,7 @@ with guarded():
     with right:
         show(content, f"softmax-unscaled-L{s.layer}-H{head}")
     show(content, f"row-stats-L{s.layer}-H{head}")
+    st.page_link("pages/8_Scaling_lab.py", label="What would happen with d_k = 512? Try any d_k in the scaling lab", icon=":material/science:")
 
     st.subheader("After the softmax: the values")
     st.markdown(

@@ -1,10 +1,10 @@
 import streamlit as st
 
-from ui import download_all, guarded, key, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, download_all, guarded, key, page, show, show_notices, show_table
 from viz.content import embeddings_page
 from viz.content.embeddings import hidden_state_name
 
-context = page("Embeddings", ":material/scatter_plot:")
+context = page("Embeddings", ":material/scatter_plot:", (ATTENTION, FIGURES))
 trace = context.trace
 st.markdown(
     "The **static** embedding of a word is one row of the model's embedding table: *bank* gets the same "

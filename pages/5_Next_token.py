@@ -1,10 +1,10 @@
 import streamlit as st
 
-from ui import download_all, guarded, key, md, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, key, md, page, show, show_notices, show_table
 from viz.content import next_token_page
-from viz.content.settings import TEMPERATURE_RANGE
+from viz.content.settings import temperature_options
 
-context = page("Next token", ":material/keyboard_double_arrow_right:")
+context = page("Next token", ":material/keyboard_double_arrow_right:", (SENTENCE, ATTENTION, FIGURES))
 st.markdown(
     "A language model reads the sentence and, at its **last** token, predicts the token that comes next. "
     "The hidden state of that position goes through a final LayerNorm and one linear layer (the "
@@ -16,7 +16,8 @@ st.latex(r"z = W_U \,\mathrm{LayerNorm}(h_{\text{last}}) + b \qquad p_i = \frac{
 with guarded():
     if context.trace.last_logits is not None:
         left, right = st.columns(2)
-        left.slider("Sampling temperature T", *TEMPERATURE_RANGE, key=key("sampling_temperature"), step=0.05)
+        options = temperature_options(context.settings.sampling_temperature)
+        left.select_slider("Sampling temperature T (log scale)", options, key=key("sampling_temperature"), format_func=lambda t: f"{t:g}")
         right.slider("How many tokens to list", 1, 50, key=key("top_k"))
     content = next_token_page(context.settings, context.trace, context.model)
     show_notices(content)

@@ -50,6 +50,15 @@ def svg_texts(locator):
     return locator.evaluate_all("elements => elements.map(e => e.textContent)")
 
 
+def eventually(page, check, timeout_ms=60_000):
+    """Poll `check()` until it is true: on a loaded machine a rerun may start after `settle` returned."""
+    waited = 0
+    while not check():
+        assert waited < timeout_ms, "the page never reached the expected state"
+        page.wait_for_timeout(250)
+        waited += 250
+
+
 def chart_titles(page):
     page.wait_for_selector(".js-plotly-plot .gtitle")
     return svg_texts(page.locator(".js-plotly-plot .gtitle"))
@@ -66,20 +75,20 @@ def test_type_toggle_download_and_screenshot_every_page(server, page, tmp_path):
     text.fill("The cat sat on the mat.")
     text.press("Control+Enter")
     settle(page)
-    ticks = svg_texts(page.locator(".js-plotly-plot").first.locator(".xtick text"))
-    assert ticks[:7] == ["the", "cat", "sat", "on", "the", "mat", "."]
+    first_ticks = lambda: svg_texts(page.locator(".js-plotly-plot").first.locator(".xtick text"))[:7]  # noqa: E731
+    eventually(page, lambda: first_ticks() == ["the", "cat", "sat", "on", "the", "mat", "."])
 
     heads = page.locator("[data-testid=stMultiSelect]").filter(has_text="Heads")
     heads.locator("input").click()
     page.get_by_role("option", name="head 1").click()
     page.keyboard.press("Escape")
     settle(page)
-    assert any("head 1" in t for t in chart_titles(page))
+    eventually(page, lambda: any("head 1" in t for t in chart_titles(page)))
 
     page.locator("[data-testid=stSelectbox]").filter(has_text="Mask").click()
     page.get_by_role("option", name="none (every key visible)").click()
     settle(page)
-    assert any("mask none" in t for t in chart_titles(page))
+    eventually(page, lambda: any("mask none" in t for t in chart_titles(page)))
     assert "mask=none" in page.url and "heads=0%2C1" in page.url
 
     with page.expect_download(timeout=90_000) as png_download:

@@ -12,6 +12,7 @@ from model.heads import (
     align_tokens,
     attention_flow,
     badge,
+    _output_projections,
     head_output_weights,
     head_summary,
     model_patterns,
@@ -167,10 +168,7 @@ def test_head_output_weights_recompose_the_output_projection(kind, tiny_model_di
     w = head_output_weights(model, 0)  # [head, d_head, d_model]
     assert w.shape == (model.n_heads, model.d_head, model.d_model)
     z = trace.stages(0).z[0]  # [head, pos, d_head]
-    from model.heads import OUTPUT_PROJECTIONS, _get
-
-    block = _get(model.module, model.architecture.layers)[0]
-    projection = _get(block, OUTPUT_PROJECTIONS[model.module.config.model_type])
+    projection = _output_projections(model)[0]
     concatenated = z.transpose(0, 1).reshape(z.shape[1], -1)
     expected = projection(concatenated)
     assert torch.allclose(torch.einsum("hpd,hdm->pm", z, w) + projection.bias, expected, atol=1e-5)
@@ -239,7 +237,7 @@ def test_rollout_diff_and_ranking_figures_carry_their_numbers():
 
 # --- ablation -----------------------------------------------------------------------------------------
 
-from model.heads import HIDDEN_MEASURE, _output_projections, ablated_runs, cosine_rows, rank_heads  # noqa: E402
+from model.heads import HIDDEN_MEASURE, KL_MEASURE, ablated_runs, cosine_rows, rank_heads  # noqa: E402
 
 
 @pytest.mark.parametrize("kind", ["bert", "gpt2"])
@@ -265,6 +263,32 @@ def test_knocking_out_a_head_equals_zeroing_its_slice_of_the_output_projection(k
                 p.weight.copy_(w)
         assert torch.allclose(runs.final_hidden[run], expected, atol=1e-5)
         assert not torch.allclose(runs.final_hidden[run], runs.final_hidden[0], atol=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["bert", "distilbert", "gpt2"])
+def test_ablating_heads_in_a_batch_equals_the_engines_ablate(kind, tiny_model_dir):
+    model = load_model(str(tiny_model_dir(kind)))
+    text = "the woman sat by the river"
+    head_sets = [[(0, 1)], [(1, 0), (1, 2)], []]
+    runs = ablated_runs(model, text, head_sets)
+    for run, heads in enumerate(head_sets):
+        engine = model.trace(text, ablate=heads)
+        assert torch.allclose(runs.final_hidden[run], engine.hidden_states[-1, 0], atol=1e-5)
+
+
+def test_toy_ablation_and_ranking_use_the_engine_and_measure_kl():
+    model = load_model("toy")
+    text = "the man went to the bank to get"
+    runs = ablated_runs(model, text, [[], [(1, 3)]])
+    engine = model.trace(text, ablate=[(1, 3)])
+    assert torch.equal(runs.last_logits[1], engine.last_logits[0])
+    ranking = rank_heads(model, text)
+    assert ranking.measure == KL_MEASURE and ranking.effect.shape == (2, 4)
+    before = torch.log_softmax(model.trace(text).last_logits[0], -1)
+    after = torch.log_softmax(engine.last_logits[0], -1)
+    expected = float((before.exp() * (before - after)).sum() / torch.log(torch.tensor(2.0)))
+    assert ranking.effect[1, 3] == pytest.approx(expected, rel=1e-4)
+    assert (ranking.effect >= -1e-6).all()
 
 
 def test_ranking_in_batches_equals_one_run_per_head(tiny_model_dir):

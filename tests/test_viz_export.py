@@ -226,18 +226,28 @@ def test_svg_parses_with_svg_root():
 
 def test_concurrent_exports_get_their_own_results():
     fig = small_heatmap()
-    results: dict[str, bytes] = {}
+    kinds = ("png", "svg", "png", "svg")
+    results: list[bytes | None] = [None] * len(kinds)
+    errors: list[BaseException | None] = [None] * len(kinds)
 
-    def render(kind: str) -> None:
-        results[kind] = viz.export.figure_to_png(fig, scale=1.0) if kind == "png" else viz.export.figure_to_svg(fig)
+    def render(index: int, kind: str) -> None:
+        try:
+            results[index] = viz.export.figure_to_png(fig, scale=1.0) if kind == "png" else viz.export.figure_to_svg(fig)
+        except BaseException as error:  # collected: a thread's exception must fail the test, not vanish
+            errors[index] = error
 
-    threads = [threading.Thread(target=render, args=(kind,)) for kind in ("png", "svg", "png", "svg")]
+    threads = [threading.Thread(target=render, args=(index, kind)) for index, kind in enumerate(kinds)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(60)
-    assert results["png"].startswith(PNG_SIGNATURE)
-    assert ET.fromstring(results["svg"]).tag.endswith("svg")
+    assert not any(thread.is_alive() for thread in threads)
+    assert errors == [None] * len(kinds)
+    for kind, data in zip(kinds, results):
+        if kind == "png":
+            assert data.startswith(PNG_SIGNATURE) and Image.open(io.BytesIO(data)).size[0] > 0
+        else:
+            assert ET.fromstring(data).tag.endswith("svg") and b"key (attended to)" in data
 
 
 def test_dead_server_falls_back_to_a_one_off_browser(monkeypatch):

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, replace
 import streamlit as st
 
 from model import InputError, ModelLoadError, Trace, load_model
+from model.loading import check_model
 from model.adapters import TracedModel
 from ui.text import md
 from viz.content.settings import (
@@ -16,7 +17,7 @@ from viz.content.settings import (
     SESSION_MODEL,
     MASKS,
     MAX_TEXT_CHARS,
-    TEMPERATURE_RANGE,
+    temperature_options,
     TOY_TOKENIZERS,
     AttentionDisplay,
     Settings,
@@ -86,10 +87,27 @@ def _initial_settings() -> Settings:
         st.session_state["link_notices"] = notices
     settings = st.session_state["settings"]
     updates = {name: st.session_state[f"w_{name}"] for name in asdict(settings) if f"w_{name}" in st.session_state}
-    if st.session_state.get("w_model_choice") is not None:
-        choice = st.session_state["w_model_choice"]
-        updates["model"] = st.session_state.get("w_custom_model", "").strip() if choice == CUSTOM else choice
+    choice = st.session_state.get("w_model_choice")
+    if choice == CUSTOM:  # the model shown stays until a typed id passes its check ("Load")
+        if "custom_model" in st.session_state:
+            updates["model"] = st.session_state.pop("custom_model")
+    elif choice is not None:
+        updates["model"] = choice
     return replace(settings, **updates)
+
+
+def _check_custom_model() -> None:
+    """The "Load" button of the model box: check the typed id before anything is loaded."""
+    name = st.session_state.get("w_custom_model", "").strip()
+    try:
+        if name and not model_allowed(name):
+            raise ModelLoadError(f"Model {name!r} is not allowed on this server.")
+        check_model(name, allow_local=custom_models_allowed()[1])
+    except ModelLoadError as error:
+        st.session_state["custom_model_error"] = str(error)
+        return
+    st.session_state.pop("custom_model_error", None)
+    st.session_state["custom_model"] = name
 
 
 def key(name: str) -> str:
@@ -102,7 +120,8 @@ def _put(settings: Settings) -> None:
     """Write the settings into the widgets' state before the widgets are drawn."""
     for name, value in asdict(settings).items():
         st.session_state[key(name)] = list(value) if isinstance(value, tuple) else value
-    st.session_state["w_model_choice"] = settings.model if settings.model in BUILTIN_MODELS else CUSTOM
+    typing = st.session_state.get("w_model_choice") == CUSTOM  # the box stays open while an id is typed
+    st.session_state["w_model_choice"] = settings.model if settings.model in BUILTIN_MODELS and not typing else CUSTOM
     if settings.model not in BUILTIN_MODELS:
         st.session_state["w_custom_model"] = settings.model
 
@@ -133,8 +152,12 @@ def _tokenizer_key(settings: Settings) -> str:
     return settings.tokenizer if settings.model == "toy-random" else ""
 
 
-def sidebar() -> PageContext:
-    """Draw the shared controls and return the view they describe. Stops the page on unusable input."""
+def sidebar(controls: frozenset[str] = frozenset()) -> PageContext:
+    """Draw the shared controls and return the view they describe. Stops the page on unusable input.
+
+    Sentences and model are on every page; `controls` adds "sentence" (sentence shown), "attention"
+    (layer, heads, mask, hidden tokens, scaling, temperature) and "figures" (theme, PNG resolution).
+    """
     settings = _initial_settings()
     notices = list(st.session_state.pop("link_notices", []))
     settings, model = _load(settings, notices)
@@ -170,8 +193,13 @@ def sidebar() -> PageContext:
             "Hugging Face id" + (" or local folder" if allow_local else ""),
             key="w_custom_model",
             placeholder="bert-base-uncased",
-            help="BERT, DistilBERT and GPT-2 family models with safetensors weights.",
+            help="BERT, DistilBERT, GPT-2, Llama, Qwen2, Mistral and Gemma family models with safetensors weights.",
         )
+        side.button("Check and load", key="load_custom_model", on_click=_check_custom_model, type="primary")
+        if "custom_model_error" in st.session_state:
+            side.error(md(st.session_state["custom_model_error"]), icon="⚠️")
+        elif model.name in BUILTIN_MODELS:
+            side.caption(f"Until a typed model is checked and loaded: {BUILTIN_MODELS[model.name]}.")
     if model.name == "toy-random":
         side.selectbox("Toy tokenizer", list(TOY_TOKENIZERS), key="w_tokenizer", format_func=TOY_TOKENIZERS.get)
     if problem is not None:
@@ -179,44 +207,60 @@ def sidebar() -> PageContext:
         st.warning(md(problem), icon="✍️")
         st.stop()
 
-    side.divider()
-    if len(trace.texts) > 1:
-        side.selectbox(
-            "Sentence shown",
-            list(range(len(trace.texts))),
-            key="w_sentence",
-            format_func=lambda i: f"{i + 1}: {trace.texts[i][:40]}",
-        )
-    if model.n_layers > 1:
-        side.slider("Layer", 0, model.n_layers - 1, key="w_layer")
-    else:
-        side.caption("Layer 0 (this model has one layer)")
-    side.multiselect("Heads", list(range(model.n_heads)), key="w_heads", format_func=lambda h: f"head {h}")
-    side.selectbox("Mask", list(MASKS), key="w_mask", format_func=MASK_LABELS.get)
-    tokens = [t.text for t in trace.tokens[settings.sentence]]
-    side.multiselect(
-        "Hide key tokens",
-        list(range(trace.input_ids.shape[1])),
-        key="w_hidden",
-        format_func=lambda p: f"{p}: {tokens[p] if p < len(tokens) else '[PAD]'}",
-        help="No query may attend to these positions.",
-    )
-    side.toggle("Scale by 1/√d_k", key="w_scaling")
-    side.slider("Softmax temperature", *TEMPERATURE_RANGE, key="w_temperature", step=0.05)
-    side.radio("Figure theme", ["screen", "print"], key="w_theme", horizontal=True)
-    side.select_slider("PNG resolution", options=[1, 2, 3, 4], value=2, key="png_scale", format_func=lambda s: f"{s}× ({96 * s} dpi)")
-    if not model.is_toy:
-        side.caption(
-            "A pretrained model runs as it was trained; a different mask, scaling or temperature is recomputed from its own Q and K for the layer shown."
-        )
+    if "sentence" in controls and len(trace.texts) > 1:
+        side.divider()
+        side.selectbox("Sentence shown", list(range(len(trace.texts))), key=key("sentence"), format_func=lambda i: f"{i + 1}: {trace.texts[i]}")
+    if "attention" in controls:
+        _attention_controls(side, settings, model, trace)
+    if "figures" in controls:
+        side.divider()
+        side.radio("Figure theme", ["screen", "print"], key=key("theme"), horizontal=True)
+        side.select_slider("PNG resolution", options=[1, 2, 3, 4], value=2, key="png_scale", format_func=lambda s: f"{s}× ({96 * s} dpi)")
 
     st.session_state["settings"] = settings
     st.query_params.from_dict(to_query(settings))
     for notice in dict.fromkeys(notices):
         st.info(md(notice), icon="ℹ️")
-    if trace.what_if:
+    if trace.what_if and "attention" in controls:
         st.caption(md(trace.what_if))
     return PageContext(settings, model, trace)
+
+
+def _reset_temperature() -> None:
+    st.session_state[key("temperature")] = 1.0
+
+
+def _attention_controls(side, settings: Settings, model: TracedModel, trace: Trace) -> None:
+    """Layer, heads, mask, hidden tokens, scaling and temperature: only on pages that draw attention."""
+    side.divider()
+    if model.n_layers > 1:
+        side.slider("Layer", 0, model.n_layers - 1, key=key("layer"))
+    else:
+        side.caption("Layer 0 (this model has one layer)")
+    side.multiselect("Heads", list(range(model.n_heads)), key=key("heads"), format_func=lambda h: f"head {h}")
+    side.selectbox("Mask", list(MASKS), key=key("mask"), format_func=MASK_LABELS.get)
+    tokens = [t.text for t in trace.tokens[settings.sentence]]
+    side.multiselect(
+        "Hide key tokens",
+        list(range(trace.input_ids.shape[1])),
+        key=key("hidden"),
+        format_func=lambda p: f"{p}: {tokens[p] if p < len(tokens) else '[PAD]'}",
+        help="No query may attend to these positions.",
+    )
+    side.toggle("Scale by 1/√d_k", key=key("scaling"))
+    left, right = side.columns([3, 1], vertical_alignment="bottom")
+    left.select_slider(
+        "Softmax temperature T",
+        options=temperature_options(settings.temperature),
+        key=key("temperature"),
+        format_func=lambda t: f"{t:g}",
+        help="A log scale: T = 1 (the model's own softmax) sits in the middle.",
+    )
+    right.button("T = 1", on_click=_reset_temperature, key="reset_temperature", help="Back to the model's own softmax")
+    if not model.is_toy:
+        side.caption(
+            "A pretrained model runs as it was trained; a different mask, scaling or temperature is recomputed from its own Q and K for the layer shown."
+        )
 
 
 @contextmanager
@@ -235,3 +279,4 @@ def guarded():
 def apply_settings(settings: Settings) -> None:
     """Replace the whole view (a lesson, a freshly trained model): the next run draws it."""
     st.session_state["pending_settings"] = settings
+    st.session_state.pop("w_model_choice", None)

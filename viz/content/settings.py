@@ -28,6 +28,8 @@ MASKS = ("model", *MaskSpec.NAMES)  # "model" = the model's own mask
 THEMES = ("screen", "print")
 MAX_TEXT_CHARS = 10_000
 TEMPERATURE_RANGE = (0.05, 10.0)
+# A log-like grid for the temperature sliders: T = 1 sits in the middle of the track.
+TEMPERATURES = (0.05, 0.06, 0.08, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
 PE_BASES = (10, 100, 1000, 10000)
 PE_LIMIT = 512
 
@@ -70,6 +72,7 @@ class Settings:
     pattern_colour: str = "fixed"  # attention weights coloured 0 to 1 ("fixed") or 0 to the figure's own maximum ("own")
     sinks: bool = False  # attention page: also show each pattern with the first token, [CLS] and [SEP] hidden, rows renormalised
     focus: int = -1  # attention page, long inputs: the token the focus window is centred on (-1 = the middle)
+    lab_d_k: int = 512  # scaling lab: the size of one head for the random q and k
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
@@ -124,6 +127,11 @@ class AttentionDisplay:
         return self.mask == "model" and not self.hidden and self.scaling and self.temperature == 1.0
 
 
+def temperature_options(current: float) -> list[float]:
+    """The slider's grid, with the current value added when a link set one between grid points."""
+    return sorted({*TEMPERATURES, float(current)})
+
+
 def run_model(model, texts, display: AttentionDisplay):
     """The trace a page starts from. The toy model runs with the display's mask, scaling and
     temperature; a pretrained model runs as trained, and the display is applied to its Q and K."""
@@ -163,6 +171,7 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "pattern_colour": "pcol",
     "sinks": "sinks",
     "focus": "focus",
+    "lab_d_k": "dk",
 }
 
 
@@ -211,6 +220,7 @@ PARSERS = {
     "pattern_colour": str,
     "sinks": _bool,
     "focus": int,
+    "lab_d_k": int,
 }
 PATTERN_COLOURS = ("fixed", "own")
 CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES, "pattern_colour": PATTERN_COLOURS}
@@ -221,6 +231,7 @@ RANGES = {
     "embedding_layer": (-1, 10**6),
     "top_k": (1, 50),
     "focus": (-1, 10**6),
+    "lab_d_k": (1, 1024),
 }
 
 
