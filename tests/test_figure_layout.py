@@ -13,7 +13,9 @@ import pytest
 import viz
 
 from svg_layout import layout_problems, text_boxes
-from viz.cli import build_figures, parse_args
+from model import load_model
+from viz.content import Settings, attention_page, embeddings_page, next_token_page, positional_page, run_model, tokens_page
+from viz.content.scaling import scaling_lab_page
 from viz.export import figure_to_svg
 from viz.theme import apply_print_theme
 
@@ -62,19 +64,43 @@ def test_checker_finds_text_off_the_canvas():
 # --- every figure of every page ----------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def toy():
+    return load_model("toy")
+
+
 @pytest.fixture(scope="module", params=[12, 64], ids=lambda n: f"{n}-tokens")
-def figures(request, tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("unused"))
-    sentences = ["--text", sentence(request.param), "--text", "A man withdrew money from the bank."]
-    state = ["--mask", "causal", "--hide", "1", "--hide", "2", "--no-scale", "--temperature", "2", "--sinks"]  # the longest titles
-    args = parse_args([*sentences, "--model", "toy", "--out", out, "--head", "0", "--layer", "1", *state])
-    built, _, _ = build_figures(args)
+def figures(request, toy):
+    """Every figure of every page, from the page functions the app calls, in the state with the longest
+    titles (hidden tokens, scaling off, T = 2, the sink view on); plus the focus window on its own."""
+    settings = Settings(
+        text=f"{sentence(request.param)}\nA man withdrew money from the bank.",
+        layer=1,
+        heads=(0,),
+        mask="causal",
+        hidden=(1, 2),
+        scaling=False,
+        temperature=2.0,
+        sinks=True,
+    )
+    trace = run_model(toy, settings.sentences, settings.display)
+    built = {}
+    for content in (
+        tokens_page(settings, trace, toy),
+        positional_page(settings, trace, toy),
+        attention_page(settings, trace, model=toy),
+        embeddings_page(settings, trace, toy.name),
+        next_token_page(settings, trace, toy),
+        scaling_lab_page(512, model_d_k=trace.d_head),
+    ):
+        built.update(content.figures)
     built.update(page_level_figures(request.param))
     return built
 
 
 def page_level_figures(n: int) -> dict[str, go.Figure]:
-    """The Attention page's focus window, renormalised view and value step, on a pattern of ``n`` tokens."""
+    """The focus window (drawn by the page beyond 128 tokens), the renormalised view and the value step on a
+    MiniLM-like pattern of ``n`` tokens with [CLS] and [SEP]."""
     rng = np.random.default_rng(0)
     labels = ["[CLS]", *(WORDS * 8)[: n - 2], "[SEP]"]
     scores = rng.normal(size=(n, n)) * 3  # [query_pos, key_pos]

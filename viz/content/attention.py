@@ -277,10 +277,11 @@ def attention_page(settings, trace, query: int | None = None, key: int | None = 
             content.figures[f"renormalised-L{layer}-H{head}"] = renormalised_of_head(trace, b, layer, head, stages, pattern_colour=colour)
         if bool(stages.fully_masked_rows[b, head].any()):
             content.notice(f"fully-masked-H{head}", "Rows whose every key is masked attend to nothing: their weights are all 0 (no NaN).", "caption")
+    content.figures.update(scaling_figures(trace, b, layer, heads[0], pattern_colour=colour))
+    for head in heads:
         content.figures[f"value-step-L{layer}-H{head}"] = value_step_of_head(trace, b, layer, head, stages, pattern_colour=colour)
     if model is not None and hasattr(model, "attention_output"):
         content.figures[f"output-step-L{layer}"] = output_step(trace, model, b, layer, heads, stages)
-    content.figures.update(scaling_figures(trace, b, layer, heads[0], pattern_colour=colour))
     worked = worked_example_content(settings, trace, query, key, stages)
     content.tables.update(worked.tables)
     content.notices += worked.notices
