@@ -53,13 +53,22 @@ def about_view() -> dict | None:
     return describe(settings.model, settings.sentences, every, f"{address}?{urlencode(to_query(settings))}")
 
 
-def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True) -> None:
+def chart_key(figure_id: str) -> str:
+    """The widget key of a figure's chart (its click selection is kept under it)."""
+    return f"chart_{safe_filename(figure_id)}"
+
+
+def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_select=None) -> None:
     """Draw `fig` and, under it, PNG / SVG / HTML / CSV downloads made when clicked, named for the
-    figure, the model and the settings (two views never share a file name)."""
+    figure, the model and the settings (two views never share a file name).
+
+    `on_select`: a callback run when a point of the chart is clicked (its selection is in
+    `st.session_state[chart_key(figure_id)]`)."""
     fig = themed(fig)
     st.session_state.setdefault(REGISTRY, {})[figure_id] = fig
     name = stamped_stem(figure_id, about_view())
-    st.plotly_chart(fig, key=f"chart_{safe_filename(figure_id)}", config=plotly_config(name, scale=_png_scale()))
+    clicks = dict(on_select=on_select, selection_mode="points") if on_select is not None else {}
+    st.plotly_chart(fig, key=chart_key(figure_id), config=plotly_config(name, scale=_png_scale()), **clicks)
     if not exports:
         return
     can_render, why = _static_export()

@@ -73,6 +73,7 @@ class Settings:
     sinks: bool = False  # attention page: also show each pattern with the first token, [CLS] and [SEP] hidden, rows renormalised
     focus: int = -1  # attention page, long inputs: the token the focus window is centred on (-1 = the middle)
     lab_d_k: int = 512  # scaling lab: the size of one head for the random q and k
+    presenting: bool = False  # presentation mode: large fonts, no sidebar, one figure per screen
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
@@ -172,6 +173,7 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "sinks": "sinks",
     "focus": "focus",
     "lab_d_k": "dk",
+    "presenting": "present",
 }
 
 
@@ -221,6 +223,7 @@ PARSERS = {
     "sinks": _bool,
     "focus": int,
     "lab_d_k": int,
+    "presenting": _bool,
 }
 PATTERN_COLOURS = ("fixed", "own")
 CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES, "pattern_colour": PATTERN_COLOURS}
