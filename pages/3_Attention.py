@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, key, md, open_head_box, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, key, md, open_head_box, page, page_content, show, show_notices, show_table
 from viz.content import attention_page
 from viz.content.attention import worked_example_content
 from viz.content.common import FULL_RESOLUTION
@@ -17,7 +17,7 @@ st.markdown(
 )
 
 with guarded():
-    content = attention_page(s, trace, model=context.model)
+    content = page_content(attention_page, s, trace, model=context.model)
     d_k, head, labels, n = (content.values[name] for name in ("d_k", "head", "labels", "n_tokens"))
     left, middle, right = st.columns(3)
     left.radio("Colour of the weights", ["fixed", "own"], key=key("pattern_colour"), format_func=COLOURS.get, horizontal=True)
