@@ -94,7 +94,7 @@ def build_figures(args: argparse.Namespace):
         tokenizer=model.tokenizer.label,
         heads=list(settings.heads),
         mask=trace.mask.name,
-        what_if=trace.what_if,
+        what_if="; ".join(trace.what_ifs) or None,
         link=f"{args.app.rstrip('/')}/Attention?{urlencode(to_query(settings))}",
     )
     manifest_settings.pop("text")
