@@ -13,7 +13,7 @@ WHAT = {
     "pages/2_Positional_encoding.py": "how a model knows where a token stands: the sinusoidal waves, and similarity between positions.",
     "pages/3_Attention.py": "raw Q·Kᵀ scores, scaled by 1/√d_k, masked, turned into weights by the softmax; every head of every layer.",
     "pages/4_Embeddings.py": "how the vector of one word (say *bank*) changes with its sentence, layer by layer.",
-    "pages/5_Next_token.py": "the model's prediction after the last token: logits, temperature, probabilities.",
+    "pages/5_Next_token.py": "the model's prediction after any token: logits, temperature, probabilities.",
     "pages/6_Train.py": "train a toy model of your own size and watch its loss fall; every page then uses it.",
     "pages/7_Lessons.py": "one-click presets with an explanation and a question for the class.",
     "pages/8_Scaling_lab.py": "why divide by √d_k: random q and k of any size, the spread of q·k, one softmax row with and without the division.",

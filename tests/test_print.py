@@ -35,8 +35,9 @@ def open_page(page, url):
 def test_a_printed_page_has_its_figures_and_no_sidebar_or_buttons(server, browser_page):
     open_page(browser_page, f"{server}/Attention?text=The+cat+sat+on+the+mat.&mask=causal")
     assert browser_page.get_by_text("Sentences, one per line").is_visible()  # on screen, the sidebar is there
-    text = "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(browser_page.pdf(format="A4", print_background=True))).pages)
+    text = "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(browser_page.pdf(print_background=True, prefer_css_page_size=True))).pages)
     assert "toy · layer 0 · head 0 · mask causal" in text  # a figure with its title
+    assert "softmax" in text and "key (attended to)" in text  # its panels and axes, not cut off
     assert "Why divide by √d_k?" in text or "Why divide by" in text
     for absent in ("Sentences, one per line", "Softmax temperature", "Presentation mode", "Download all", "Positional encoding\nAttention"):
         assert absent not in text, absent

@@ -9,6 +9,7 @@ import streamlit.components.v1 as components
 CSS = """
 <style>
 section[data-testid="stSidebar"] { min-width: 22rem; }
+@page { size: A4 landscape; margin: 10mm; }
 @media print {
   section[data-testid="stSidebar"], header[data-testid="stHeader"], [data-testid="stToolbar"],
   [data-testid="stSidebarCollapsedControl"], [data-testid="stDownloadButton"], [data-testid="stButton"],
@@ -17,7 +18,7 @@ section[data-testid="stSidebar"] { min-width: 22rem; }
   { display: none !important; }
   [data-testid="stMain"], [data-testid="stAppViewContainer"] { margin-left: 0 !important; width: 100% !important; }
   [data-testid="stMainBlockContainer"] { max-width: 100% !important; padding: 0.5rem 1rem !important; }
-  [data-testid="stPlotlyChart"] { break-inside: avoid; }
+  [data-testid="stPlotlyChart"] { break-inside: avoid; zoom: 0.85; }  /* a figure drawn for the screen fits the page */
 }
 </style>
 """

@@ -89,7 +89,7 @@ def build_figures(args: argparse.Namespace):
         temperature=trace.temperature,
         target=args.target,
         references=list(settings.reference_words),
-        what_if=trace.what_if,
+        what_if="; ".join(trace.what_ifs) or None,
     )
     return figures, manifest_settings, trace.notices
 
