@@ -39,7 +39,7 @@ def test_every_page_draws_from_the_entry_point_what_its_page_function_gives(capl
     expected = {
         "pages/1_Tokens.py": tokens_page(settings, trace, model),
         "pages/2_Positional_encoding.py": positional_page(settings, trace, model),
-        "pages/3_Attention.py": attention_page(settings, trace),
+        "pages/3_Attention.py": attention_page(settings, trace, model=model),
         "pages/4_Embeddings.py": embeddings_page(settings, trace, model.name),
     }
     with caplog.at_level(logging.ERROR, logger="attention_viz"):

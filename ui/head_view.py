@@ -151,7 +151,7 @@ OPENED = "opened_head_clicks"
 
 
 def attention_head_view(content) -> None:
-    """The head view of the Attention page with its word-level toggle, note and downloads."""
+    """The head view section of the Attention page: heading, how to use it, word-level toggle, the view, downloads."""
     from ui.figures import REGISTRY, _png_scale, themed
     from ui.view import key
 
@@ -171,6 +171,12 @@ def attention_head_view(content) -> None:
         st.session_state[key("pinned")] = query
         st.session_state[key("cell")] = [to_token(query), to_token(key_position)]
 
+    st.subheader("Where each token looks")
+    st.markdown(
+        "Queries on the left, keys on the right; a line's colour is its head and its opacity the weight. "
+        "Hover a token to preview its row, click to pin it (click again to unpin), then click a key for the "
+        "pair's worked example. Keyboard: ↑/↓ move the pinned token, ←/→ switch columns, Enter pins, Escape clears."
+    )
     st.toggle(
         "Word level",
         key=key("words"),

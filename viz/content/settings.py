@@ -73,6 +73,9 @@ class Settings:
     pinned: int = -1  # attention page, head view: the pinned query position (a word with `words`), -1 = none
     cell: tuple[int, ...] = ()  # attention page: (query, key) of the worked example, () = the default pair
     words: bool = False  # attention page, head view: sub-word pieces merged into words
+    pattern_colour: str = "fixed"  # attention weights coloured 0 to 1 ("fixed") or 0 to the figure's own maximum ("own")
+    sinks: bool = False  # attention page: also show each pattern with the first token, [CLS] and [SEP] hidden, rows renormalised
+    focus: int = -1  # attention page, long inputs: the token the focus window is centred on (-1 = the middle)
     ablate: tuple[tuple[int, int], ...] = ()  # (layer, head) pairs whose output is zeroed in the run
     position: int = -1  # next-token page: the token after which the model predicts (-1 = the last)
     lab_d_k: int = 512  # scaling lab: the size of one head for the random q and k
@@ -181,6 +184,9 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "pinned": "pin",
     "cell": "cell",
     "words": "words",
+    "pattern_colour": "pcol",
+    "sinks": "sinks",
+    "focus": "focus",
     "ablate": "ablate",
     "position": "pos",
     "lab_d_k": "dk",
@@ -244,12 +250,16 @@ PARSERS = {
     "pinned": int,
     "cell": _int_list,
     "words": _bool,
+    "pattern_colour": str,
+    "sinks": _bool,
+    "focus": int,
     "ablate": _head_list,
     "position": int,
     "lab_d_k": int,
     "presenting": _bool,
 }
-CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES}
+PATTERN_COLOURS = ("fixed", "own")
+CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES, "pattern_colour": PATTERN_COLOURS}
 RANGES = {
     "pe_positions": (2, PE_LIMIT),
     "pe_d_model": (2, PE_LIMIT),
@@ -257,6 +267,7 @@ RANGES = {
     "embedding_layer": (-1, 10**6),
     "top_k": (1, 50),
     "pinned": (-1, 10**6),
+    "focus": (-1, 10**6),
     "position": (-1, 10**6),
     "lab_d_k": (1, 1024),
 }
