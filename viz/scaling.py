@@ -38,12 +38,15 @@ def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_
         )
     )
     marks = [(d_k, "chosen d_k", PALETTE[3])] + ([(model_d_k, "the model's d_k", PALETTE[4])] if model_d_k else [])
-    for value, label, colour in marks:
-        fig.add_vline(x=value, line=dict(color=colour, width=2), annotation_text=f"{label} = {value}", annotation_position="top left")
+    for index, (value, label, colour) in enumerate(marks):
+        fig.add_vline(x=value, line=dict(color=colour, width=2))  # a shape takes data values on a log axis …
+        fig.add_annotation(  # … an annotation takes log10 of them
+            x=math.log10(value), y=1 - 0.07 * index, yref="paper", text=f"{label} = {value}", showarrow=False, xanchor="left", font=dict(color=colour)
+        )
     fig.update_layout(
         template=SCREEN_TEMPLATE,
         title=dict(text=title),
-        xaxis=dict(title="d_k (size of one head)", type="log"),
+        xaxis=dict(title="d_k (size of one head)", type="log", range=[math.log10(min(dims)) - 0.1, math.log10(max(dims)) + 0.1]),
         yaxis=dict(title="standard deviation of the score", type="log"),
         legend=dict(orientation="h", yanchor="bottom", y=-0.35),
         height=460,
