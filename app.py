@@ -6,7 +6,9 @@ context = page("Attention, step by step", ":material/home:")
 st.markdown(
     "Type sentences in the sidebar and follow them through a transformer, one step at a time. "
     "Every setting is in the page's address: copy the link to share this exact view. Every figure has PNG, "
-    "SVG, HTML and CSV downloads for slides and handouts, and each page prints as a handout (the sidebar and buttons are left out)."
+    "SVG, HTML and CSV downloads for slides and handouts, and each page prints as a handout (the sidebar and buttons are left out). "
+    "**Numbering:** sentences count from 1, as you read them; token positions, layers and heads count from 0, as in the code: "
+    "layer 0 is the first layer, “after layer 0” is its output, and the model input comes before layer 0."
 )
 WHAT = {
     "pages/1_Tokens.py": "how the text is cut into pieces, and the id of each piece; four tokenizers side by side.",

@@ -265,10 +265,10 @@ def test_stage_titles_follow_the_state():
     assert on["pattern"] == "softmax"
     off = viz.stage_titles(divisor=1.0, d_head=64, temperature=2.0, mask_name="none", hidden=("[CLS]",))
     assert off["scores_scaled"] == "no scaling (÷ 1)"
-    assert off["scores_masked"] == "masked: hidden [CLS]"
+    assert off["scores_masked"] == "masked: 1 hidden"
     assert off["pattern"] == "softmax(· ÷ T), T = 2"
     both = viz.stage_titles(divisor=4.0, d_head=16, mask_name="causal+padding", hidden=("the", "cat"))
-    assert both["scores_masked"] == "masked: causal+padding + hidden the, cat"
+    assert both["scores_masked"] == "masked: causal+padding + 2 hidden"
     data, mask = stages()
     fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t", titles=off)
     assert fig.layout.annotations[1].text.startswith("no scaling (÷ 1)<br>")
@@ -372,7 +372,7 @@ def test_heads_overview_small():
     assert list(fig.layout.yaxis.ticktext) == ["embed", "final"]
     assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)
     z = np.asarray(heatmaps(fig)[0].z)
-    gap = fig.data[0].meta["gap"]
+    gap = fig.layout.meta["gap"]
     assert np.isnan(z[:, 5 : 5 + gap]).all()  # a gap between the panels of head 0 and head 1
 
 
@@ -481,7 +481,7 @@ def test_projection_figure():
     ]
     arrows = [dict(x0=0, y0=0, x1=1, y1=1, label="bank in s0"), dict(x0=0, y0=0, x1=-1, y1=1.5, label="bank in s1")]
     fig = viz.projection_figure(points, arrows, title="Static vs contextual")
-    assert [t.name for t in fig.data] == ["static", "contextual · sentence 0", "contextual · sentence 1", "reference"]
+    assert [t.name for t in fig.data] == ["static", "contextual · sentence 1", "contextual · sentence 2", "reference"]
     assert list(fig.data[3].text) == ["&lt;river&gt;"]
     assert "text" in fig.data[0].mode
     colours = [t.marker.color for t in fig.data]
@@ -495,10 +495,23 @@ def test_projection_figure():
     assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.yaxis.scaleratio == 1
 
 
+def test_point_labels_that_would_collide_are_placed_apart_or_left_to_the_hover():
+    points = [dict(label=f"word{i}", group="reference", sentence=None, x=0.01 * i, y=0.0) for i in range(6)]
+    points.append(dict(label="far", group="static", sentence=None, x=5.0, y=5.0))
+    fig = viz.projection_figure(points, [], title="t")
+    close, far = fig.data[0], fig.data[1]
+    shown = [(text, position) for text, position in zip(close.text, close.textposition) if text]
+    assert 2 <= len(shown) < 6  # not all six fit around points 0.01 apart
+    assert len({position for _, position in shown}) == len(shown)  # each in its own place
+    assert list(far.text) == ["far"] and list(close.customdata) == [f"word{i}" for i in range(6)]  # hover keeps every name
+
+
 def test_trajectory_figure():
     fig = viz.trajectory_figure({"bank (river)": [(0, 0), (1, 1), (2, 1)], "bank (money)": [(0, 0), (-1, 0)]}, title="Across layers")
     assert [t.name for t in fig.data] == ["bank (river)", "bank (money)"]
-    assert list(fig.data[0].text) == ["0", "1", "2"]
+    assert list(fig.data[0].text) == ["static", "input", "L0"]
+    assert list(fig.data[0].customdata) == ["static embedding", "model input (before layer 0)", "after layer 0"]
+    assert list(fig.data[1].text) == ["", "input"]  # the shared static point is labelled once
     assert list(fig.data[0].x) == [0, 1, 2]
     assert "lines" in fig.data[0].mode and "markers" in fig.data[0].mode
     assert fig.layout.yaxis.scaleanchor == "x"

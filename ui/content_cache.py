@@ -19,12 +19,14 @@ from viz.content.settings import SESSION_MODEL, Settings
 # 128 views: a class of 40 flipping a toggle keeps its 80 views; at 512 tokens a view holds about 2.5 MB
 # of figure data (JSON), so the cache stays well under the 1.5 GB a class may add.
 @st.cache_resource(max_entries=128, ttl=1800, show_spinner=False)
-def _cached(builder_name: str, view: str, _builder: Callable[..., PageContent], _settings: Settings, _trace) -> PageContent:
-    return _builder(_settings, _trace)
+def _cached(builder_name: str, view: str, _builder: Callable[..., PageContent], _settings: Settings, _trace, _model=None) -> PageContent:
+    return _builder(_settings, _trace) if _model is None else _builder(_settings, _trace, model=_model)
 
 
-def page_content(builder: Callable[..., PageContent], settings: Settings, trace) -> PageContent:
-    """`builder(settings, trace)`, cached per builder and settings (not for a model trained in this session)."""
+def page_content(builder: Callable[..., PageContent], settings: Settings, trace, model=None) -> PageContent:
+    """`builder(settings, trace)` (or with `model=`, which `settings.model` names), cached per builder and
+    settings (not for a model trained in this session)."""
     if settings.model == SESSION_MODEL:
-        return builder(settings, trace)
-    return _cached(f"{builder.__module__}.{builder.__qualname__}", repr(settings), builder, settings, trace)
+        return builder(settings, trace) if model is None else builder(settings, trace, model=model)
+    view = repr(settings) + (" with the model" if model is not None else "")
+    return _cached(f"{builder.__module__}.{builder.__qualname__}", view, builder, settings, trace, model)
