@@ -1,8 +1,8 @@
 import streamlit as st
 
 from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, key, md, open_head_box, page, page_content, show, show_notices, show_table
+from ui.head_view import attention_head_view, opened_head_anchor, show_clickable_overview, show_clickable_stages, worked_example_picker
 from viz.content import attention_page
-from viz.content.attention import worked_example_content
 from viz.content.common import FULL_RESOLUTION
 
 COLOURS = {"fixed": "0 to 1 (comparable)", "own": "0 to the figure's largest weight"}
@@ -31,13 +31,23 @@ with guarded():
     columns[1].latex(r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if s.scaling else r"S' = S \;\text{(unscaled)}")
     columns[2].latex(r"S''_{ij} = \begin{cases} S'_{ij} & \text{key } j \text{ allowed} \\ -\infty & \text{masked} \end{cases}")
     columns[3].latex(r"A = \operatorname{softmax}(S'' / T),\; T = %g" % s.temperature)
+    opened_head_anchor()
     for h in s.heads:
-        show(content, f"stages-L{s.layer}-H{h}")
+        if show_clickable_stages(content, f"stages-L{s.layer}-H{h}"):
+            st.caption("Click a cell of the softmax panel for its worked example below.")
         show_notices(content, f"long-input-H{h}")
         for extra in ("focus", "renormalised"):
             if f"{extra}-L{s.layer}-H{h}" in content.figures:
                 show(content, f"{extra}-L{s.layer}-H{h}")
         show_notices(content, f"fully-masked-H{h}")
+    attention_head_view(content)
+
+    st.subheader("A worked example")
+    if n:
+        query, key_token = worked_example_picker(content)
+        show_table(content, "worked-example")
+        st.caption(f"Head {head}, layer {s.layer}: “{md(labels[query])}” gives weight {content.values['weight']:.4f} to “{md(labels[key_token])}”.")
+    show_notices(content, "worked-example")
 
     st.subheader("Why divide by √d_k?")
     st.markdown(
@@ -62,19 +72,9 @@ with guarded():
         if figure_id in content.figures:
             show(content, figure_id)
 
-    st.subheader("A worked example")
-    if n:
-        left, right = st.columns(2)
-        query = left.selectbox("Query token", range(n), index=min(n - 1, 2), format_func=lambda i: f"{i}: {labels[i]}", key="w_example_query")
-        key_token = right.selectbox("Key token", range(n), index=0, format_func=lambda i: f"{i}: {labels[i]}", key="w_example_key")
-        example = worked_example_content(s, trace, query, key_token)
-        show_table(example, "worked-example")
-        st.caption(f"Head {head}, layer {s.layer}: “{md(labels[query])}” gives weight {example.values['weight']:.4f} to “{md(labels[key_token])}”.")
-    show_notices(content, "worked-example")
-
     st.subheader("Every head of every layer")
-    st.markdown("Small multiples of the softmax pattern; large inputs are averaged into blocks. Open one below.")
-    show(content, "overview-all-heads")
+    st.markdown("Small multiples of the softmax pattern; large inputs are averaged into blocks. Click a tile to open that layer and head above.")
+    show_clickable_overview(content)
     open_head_box(content.values["head_options"])
 
 download_all("attention")

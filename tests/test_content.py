@@ -54,6 +54,7 @@ def test_attention_page_ids_and_the_scaled_panel_is_raw_over_root_d_head(toy):
         "softmax-scaled-L1-H2",
         "softmax-unscaled-L1-H2",
         "row-stats-L1-H2",
+        "head-view-L1",
         "overview-all-heads",
     }
     raw, scaled, masked, pattern = stage_panels(content.figures["stages-L1-H2"])
@@ -261,4 +262,7 @@ def test_scaling_lab_spread_grows_as_root_d_k_and_the_undivided_softmax_saturate
     assert spreads[1024] / spreads[16] == pytest.approx(8, rel=0.1)  # √(1024 / 16)
     shapes = {round(s.x0) for s in content.figures["dot-spread"].layout.shapes}
     assert shapes == {512, 16}  # the chosen d_k and the model's own are marked
+    labels = {a.text: 10**a.x for a in content.figures["dot-spread"].layout.annotations}  # log axis: log10 positions
+    assert labels == pytest.approx({"chosen d_k = 512": 512, "the model's d_k = 16": 16})
+    assert 10 ** content.figures["dot-spread"].layout.xaxis.range[1] < 2048  # the axis ends near d_k = 1024
     assert content.values["entropy_without"] < 0.1 < content.values["entropy_with"]

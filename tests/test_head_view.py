@@ -54,7 +54,7 @@ def test_figure_draws_the_pinned_row_only_with_one_opacity_step_per_weight(trace
     for t in lines:
         head = int(t.name.split()[1])
         weights = view.weights[view.heads.index(head), 5]
-        keys = [round(-y) for y in t.y[1::3]]
+        keys = [round(-y) for y in t.y[1::3]]  # a head's lines are shifted by less than half a row
         assert all(abs(t.opacity - (min(int(weights[k] * 8), 7) + 1) / 8) < 1e-9 for k in keys)
     assert [t for t in fig.data if t.name == "worked example"][0].y == (-5, -1)
     texts = [t for t in fig.data if t.mode == "text"]
@@ -99,3 +99,34 @@ def test_standalone_page_inlines_the_component_and_needs_no_network(trace):
     assert (
         "<script>alert(1)</script>" not in head_view_html(head_view_data(load_model("toy").trace(["<script>alert(1)</script>"]), 0, 0, [0]), JS, CSS).decode()
     )
+
+
+def test_attention_page_takes_the_pinned_token_the_cell_and_word_level_from_the_settings():
+    from viz.content import Settings, attention_page, run_model
+    from viz.content.settings import from_query, to_query
+
+    settings, notices = from_query({"text": "The antidisestablishmentarianism of tokenization.", "pin": "3", "cell": "8,2", "words": "1"})
+    assert not notices and (settings.pinned, settings.cell, settings.words) == (3, (8, 2), True)
+    assert to_query(settings)["cell"] == "8,2" and to_query(settings)["pin"] == "3" and to_query(settings)["words"] == "1"
+    settings = Settings(**{**settings.__dict__, "model": "toy-random", "tokenizer": "gpt2-bpe"})
+    model = load_model("toy-random", tokenizer="gpt2-bpe")
+    trace = run_model(model, settings.sentences, settings.display)
+    content = attention_page(settings, trace)
+    view = content.values["head_view"]
+    assert view.words and view.labels == ["The", "antidisestablishmentarianism", "of", "tokenization", "."]
+    assert content.values["pinned"] == 3 and content.values["pair"] == (3, 1)  # pieces 8 and 2 lie in words 3 and 1
+    assert (content.values["query"], content.values["key"]) == (8, 2)  # the worked example stays on tokens
+    assert content.values["weight"] == pytest.approx(float(trace.stages(0).pattern[0, 0, 8, 2]), abs=1e-7)
+    assert content.values["first_piece"] == [0, 1, 6, 7, 9] and content.values["word_of_token"][8] == 3
+    assert content.notices_for("head-view")[0].text.startswith("Word level")
+
+
+def test_a_cell_or_pin_beyond_the_input_is_cleared_with_a_notice():
+    from viz.content.settings import Settings, clamp_to_model, from_query
+
+    settings, notices = from_query({"pin": "-5", "cell": "1,2,3"})
+    assert settings.pinned == -1 and settings.cell == () and len(notices) == 2
+    clamped, notices = clamp_to_model(Settings(pinned=40, cell=(2, 50)), 2, 4, 12, 1)
+    assert clamped.pinned == -1 and clamped.cell == () and "cleared" in notices[0]
+    kept, notices = clamp_to_model(Settings(pinned=11, cell=(11, 0)), 2, 4, 12, 1)
+    assert (kept.pinned, kept.cell, notices) == (11, (11, 0), [])

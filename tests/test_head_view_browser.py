@@ -193,3 +193,114 @@ def test_png_svg_and_csv_downloads(app_url, page, tmp_path):
     rows = csv_download.value.path().read_text().splitlines()
     assert rows[0] == "query token,key position,key token,head 0,head 1,head 2,head 3"
     assert rows[1].startswith("mat,0,the,") and rows[-1].endswith(",,,")  # keys after the query are masked (causal)
+
+
+# ------------------------------------------------------------------ the real app: `streamlit run app.py`
+
+REAL_TEXT = "The cat sat on the mat."
+
+
+def settle(page, timeout=60_000):
+    page.wait_for_timeout(400)
+    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout)
+    page.wait_for_timeout(300)
+
+
+def open_attention(page, server, **query):
+    page.goto(f"{server}/Attention?{urllib.parse.urlencode(query)}")
+    page.wait_for_selector(".hv-q .hv-tok", timeout=90_000)
+    settle(page)
+
+
+def expect_worked_example(page, text: str) -> None:
+    """Wait until the worked example's caption says `text` (the URL changes before the page is drawn)."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("[data-testid=stCaptionContainer]").filter(has_text="gives weight")).to_contain_text(text, timeout=30_000)
+
+
+def click_plot(page, chart, x: float, y: float, axes=("xaxis", "yaxis")):
+    """Click the point (x, y) of a plotly chart, in data coordinates of the given axes."""
+    chart.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    px = chart.evaluate(
+        """(gd, [x, y, xa, ya]) => {
+             const l = gd._fullLayout, r = gd.getBoundingClientRect();
+             return [r.left + l[xa]._offset + l[xa].l2p(x), r.top + l[ya]._offset + l[ya].l2p(y)];
+           }""",
+        [x, y, *axes],
+    )
+    page.mouse.click(*px)
+
+
+@pytest.fixture(scope="module")
+def real_pattern():
+    trace = load_model("toy").trace([REAL_TEXT])
+    return trace.stages(0).pattern[0]  # [head, query_pos, key_pos]
+
+
+def test_real_app_pin_a_token_then_a_key_gives_its_worked_example(server, page, real_pattern):
+    open_attention(page, server, text=REAL_TEXT, heads="0,1")
+    page.locator(".hv-q .hv-tok").nth(3).click()
+    wait_for_query(page, "pin", "3")
+    torch.testing.assert_close(torch.tensor(table_weights(page, 3)), real_pattern[[0, 1], 3], atol=1e-6, rtol=0)
+    page.locator(".hv-k .hv-tok").nth(1).click()
+    wait_for_query(page, "cell", "3,1")
+    expect_worked_example(page, f"“on” gives weight {float(real_pattern[0, 3, 1]):.4f} to “cat”")
+    page.locator(".hv-q .hv-tok").nth(3).focus()
+    page.keyboard.press("ArrowDown")
+    wait_for_query(page, "pin", "4")
+    torch.testing.assert_close(torch.tensor(table_weights(page, 4)), real_pattern[[0, 1], 4], atol=1e-6, rtol=0)
+    page.keyboard.press("Escape")
+    wait_for_query(page, "pin", None)
+    page.reload()  # the link keeps the chosen cell
+    page.wait_for_selector(".hv-q .hv-tok", timeout=90_000)
+    expect_worked_example(page, f"“on” gives weight {float(real_pattern[0, 3, 1]):.4f} to “cat”")
+
+
+def test_real_app_heatmap_cell_sets_the_worked_example(server, page, real_pattern):
+    open_attention(page, server, text=REAL_TEXT)
+    chart = page.locator(".js-plotly-plot").first  # stages of layer 0, head 0; the softmax panel is x4/y4
+    click_plot(page, chart, 2, 5, axes=("xaxis4", "yaxis4"))
+    wait_for_query(page, "cell", "5,2")
+    assert query_of(page)["pin"] == "5"
+    expect_worked_example(page, f"“mat” gives weight {float(real_pattern[0, 5, 2]):.4f} to “sat”")
+    table_weights(page, 5)  # the head view pinned the cell's query
+
+
+def test_real_app_overview_tile_opens_its_head_and_scrolls_to_it(server, page):
+    open_attention(page, server, text=REAL_TEXT)
+    overview = page.locator(".js-plotly-plot").filter(has_text="attention patterns of every head")
+    meta = overview.evaluate("gd => gd.data[0].meta")
+    x = 2 * (meta["panel_cols"] + meta["gap"]) + (meta["panel_cols"] - 1) / 2  # layer 1, head 2
+    y = 1 * (meta["panel_rows"] + meta["gap"]) + (meta["panel_rows"] - 1) / 2
+    click_plot(page, overview, x, y)
+    wait_for_query(page, "layer", "1")
+    assert query_of(page)["heads"] == "2"
+    settle(page)
+    from playwright.sync_api import expect
+
+    stages = page.locator(".js-plotly-plot").first
+    expect(stages.locator(".gtitle")).to_contain_text("layer 1 · head 2", timeout=60_000)
+    top = lambda: stages.evaluate("e => e.getBoundingClientRect().top")  # noqa: E731
+    deadline = time.monotonic() + 15
+    while not 0 <= top() < 400 and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+    assert 0 <= top() < 400, top()  # scrolled up to the opened head
+
+
+def test_real_app_head_view_downloads(server, page, tmp_path):
+    open_attention(page, server, text=REAL_TEXT, pin="5")
+    table_weights(page, 5)
+    with page.expect_download(timeout=90_000) as png_download:
+        page.locator(".st-key-png_head-view-l0 button").click()
+    png = png_download.value.path().read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and Image.open(io.BytesIO(png)).size[0] >= 1000
+    with page.expect_download(timeout=90_000) as svg_download:
+        page.locator(".st-key-svg_head-view-l0 button").click()
+    svg = svg_download.value.path().read_text()
+    assert ElementTree.fromstring(svg.encode()).tag.endswith("svg") and "“mat” (5)" in svg
+    with page.expect_download(timeout=30_000) as html_download:
+        page.locator(".st-key-html_head-view-l0 button").first.click()
+    html = html_download.value.path().read_text()
+    assert "function headView(component)" in html and "https://" not in html

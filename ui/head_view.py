@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from viz.content.common import FULL_RESOLUTION
 from viz.export import figure_to_png, figure_to_svg, safe_filename, static_export_available
 from viz.head_view import HeadView, component_data, head_view_figure, head_view_html, pinned_row_csv
 
@@ -82,10 +83,10 @@ def _static_export() -> tuple[bool, str]:
     return static_export_available()
 
 
-def head_view_downloads(view: HeadView, name: str, *, pinned: int | None, pair=None, theme=lambda fig: fig, scale: float = 2.0):
-    """PNG and SVG (rendered on the server from the same drawing as a plotly figure), standalone HTML, and
-    the pinned row as CSV. Returns the figure, so a page can add it to its zip."""
-    fig = theme(head_view_figure(view, pinned, pair))
+def head_view_downloads(view: HeadView, name: str, *, pinned: int | None, pair=None, theme=lambda fig: fig, scale: float = 2.0, fig=None):
+    """PNG and SVG (rendered on the server from the same drawing as a plotly figure, `fig` if given),
+    standalone HTML, and the pinned row as CSV. Returns the figure, so a page can add it to its zip."""
+    fig = theme(fig if fig is not None else head_view_figure(view, pinned, pair))
     name = safe_filename(name)
     columns = st.columns([1, 1, 1, 1, 3])
     can_render, why = _static_export()
@@ -128,7 +129,8 @@ export default function scrollHere({ data, parentElement }) {
   if (!data || !data.token || done[data.name] === data.token) return;
   done[data.name] = data.token;
   const anchor = parentElement.querySelector(".scroll-here") || parentElement;
-  setTimeout(() => anchor.scrollIntoView({ behavior: "smooth", block: "start" }), 200);
+  // again after the rerun has drawn what follows, which may move the anchor
+  for (const wait of [100, 700, 1500]) setTimeout(() => anchor.scrollIntoView({ block: "start" }), wait);
 }
 """,
     isolate_styles=False,
@@ -138,3 +140,133 @@ export default function scrollHere({ data, parentElement }) {
 def scroll_here(token: int, key: str) -> None:
     """Scroll the page to this point once for each new `token` (e.g. a count of clicks)."""
     _scroll(key=key, data={"token": token, "name": key})
+
+
+# ------------------------------------------------------------------ the Attention page's glue
+# The page's head view, clickable heatmaps and overview tiles are bound to the settings `pinned`,
+# `cell`, `words`, `layer` and `heads` (so they are in the URL); callbacks write the widget state the
+# sidebar reads at the start of the next run.
+
+OPENED = "opened_head_clicks"
+
+
+def attention_head_view(content) -> None:
+    """The head view section of the Attention page: heading, how to use it, word-level toggle, the view, downloads."""
+    from ui.figures import REGISTRY, _png_scale, themed
+    from ui.view import key
+
+    view = content.values["head_view"]
+    word_of_token, first_piece = content.values["word_of_token"], content.values["first_piece"]
+    to_token = (lambda p: first_piece[p]) if view.words else (lambda p: p)
+
+    def remap_pinned():  # the toggle has flipped: the pinned position changes between tokens and words
+        pinned = content.values["pinned"]
+        if pinned is not None:
+            st.session_state[key("pinned")] = word_of_token[pinned] if st.session_state[key("words")] else first_piece[pinned]
+
+    def on_pin(index):
+        st.session_state[key("pinned")] = -1 if index is None else index
+
+    def on_pair(query, key_position):
+        st.session_state[key("pinned")] = query
+        st.session_state[key("cell")] = [to_token(query), to_token(key_position)]
+
+    st.subheader("Where each token looks")
+    st.markdown(
+        "Queries on the left, keys on the right; a line's colour is its head and its opacity the weight. "
+        "Hover a token to preview its row, click to pin it (click again to unpin), then click a key for the "
+        "pair's worked example. Keyboard: ↑/↓ move the pinned token, ←/→ switch columns, Enter pins, Escape clears."
+    )
+    st.toggle(
+        "Word level",
+        key=key("words"),
+        on_change=remap_pinned,
+        help="Merge sub-word pieces into words: a word's weight to a key word is the sum over the key word's pieces, averaged over the query word's pieces.",
+    )
+    head_view(view, pinned=content.values["pinned"], pair=content.values["pair"], on_pin=on_pin, on_pair=on_pair)
+    name = f"head-view-L{view.layer}"
+    fig = head_view_downloads(
+        view, name, pinned=content.values["pinned"], pair=content.values["pair"], theme=themed, scale=_png_scale(), fig=content.figures[name]
+    )
+    st.session_state.setdefault(REGISTRY, {})[safe_filename(name)] = fig
+
+
+def _set_cell(content, query: int, key_position: int) -> None:
+    from ui.view import key
+
+    st.session_state[key("cell")] = [query, key_position]
+    view = content.values["head_view"]
+    st.session_state[key("pinned")] = content.values["word_of_token"][query] if view.words else query
+
+
+def _clickable(content, figure_id: str, on_click) -> Callable[[], None]:
+    """A selection callback for `show_figure` that hands the click and the drawn figure to `on_click`."""
+    from ui.figures import chart_key
+
+    return lambda: on_click(st.session_state[chart_key(figure_id)].selection)
+
+
+def show_clickable_stages(content, figure_id: str) -> bool:
+    """The stages of one head, whose softmax panel's cells set the worked example; False when too large
+    to click (block means), and then drawn as usual. Content may be shared between sessions: the
+    click targets go on a copy."""
+    import plotly.graph_objects as go
+
+    from ui.figures import show_figure
+    from viz.clickable import add_cell_targets, clicked_cell, mark_cell
+
+    fig, n = go.Figure(content.figures[figure_id]), len(content.values["labels"])
+    clickable = n <= FULL_RESOLUTION and add_cell_targets(fig, n, n, xaxis="x4", yaxis="y4")
+    if clickable and "query" in content.values:
+        mark_cell(fig, content.values["query"], content.values["key"], xaxis="x4", yaxis="y4")
+
+    def on_click(selection):
+        cell = clicked_cell(selection, fig)
+        if cell is not None:
+            _set_cell(content, *cell)
+
+    show_figure(fig, figure_id, on_select=_clickable(content, figure_id, on_click) if clickable else None)
+    return bool(clickable)
+
+
+def show_clickable_overview(content, figure_id: str = "overview-all-heads") -> None:
+    """Every head of every layer; a tile opens its layer and head, and the page scrolls to it."""
+    import plotly.graph_objects as go
+
+    from ui.figures import show_figure
+    from ui.view import key
+    from viz.clickable import add_tile_targets, clicked_tile
+
+    fig = go.Figure(content.figures[figure_id])
+    add_tile_targets(fig)
+
+    def on_click(selection):
+        tile = clicked_tile(selection, fig)
+        if tile is not None:
+            st.session_state[key("layer")], st.session_state[key("heads")] = tile[0], [tile[1]]
+            st.session_state[OPENED] = st.session_state.get(OPENED, 0) + 1
+
+    show_figure(fig, figure_id, on_select=_clickable(content, figure_id, on_click))
+
+
+def opened_head_anchor() -> None:
+    """Where the page scrolls after an overview tile was clicked (just above the opened head)."""
+    clicks = st.session_state.get(OPENED, 0)
+    if clicks:
+        scroll_here(clicks, key="opened_head_anchor")
+
+
+def worked_example_picker(content) -> tuple[int, int]:
+    """Query and key boxes bound to the setting `cell` (the head view and the heatmaps set it too)."""
+
+    labels, n = content.values["labels"], content.values["n_tokens"]
+    st.session_state["w_example_query"], st.session_state["w_example_key"] = content.values["query"], content.values["key"]
+
+    def changed():
+        _set_cell(content, st.session_state["w_example_query"], st.session_state["w_example_key"])
+
+    left, right = st.columns(2)
+    options = dict(options=range(n), format_func=lambda i: f"{i}: {labels[i]}", on_change=changed)
+    query = left.selectbox("Query token", key="w_example_query", **options)
+    key_position = right.selectbox("Key token", key="w_example_key", **options)
+    return query, key_position

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.figures import show_figure
+from ui.head_view import OPENED
 from ui.text import md
 from ui.view import key
 from viz.content.page import PageContent
@@ -38,6 +39,7 @@ def open_head_box(options: list[tuple[int, int]]) -> None:
     def open_head():
         layer, head = st.session_state["w_open"]
         st.session_state[key("layer")], st.session_state[key("heads")] = layer, [head]
+        st.session_state[OPENED] = st.session_state.get(OPENED, 0) + 1  # the page scrolls to the opened head
 
     st.selectbox(
         "Open a head",

@@ -46,7 +46,7 @@ def add_cell_targets(fig: go.Figure, n_query: int, n_key: int, *, xaxis: str = "
 
 def add_tile_targets(fig: go.Figure) -> None:
     """Make every tile of a `heads_overview` figure clickable (one marker as large as the tile)."""
-    meta = fig.data[0].meta  # the tiled heatmap carries its panel layout
+    meta = fig.data[0].meta  # the tiled heatmap says how its panels are laid out
     rows, cols, gap = meta["panel_rows"], meta["panel_cols"], meta["gap"]
     layers, heads = np.meshgrid(np.arange(meta["n_layers"]), np.arange(meta["n_heads"]), indexing="ij")
     x = heads.ravel() * (cols + gap) + (cols - 1) / 2
@@ -82,3 +82,22 @@ def clicked_tile(selection, fig: go.Figure) -> tuple[int, int] | None:
             layer, head = fig.data[curve].customdata[index]
             return int(layer), int(head)
     return None
+
+
+def mark_cell(fig: go.Figure, query: int, key: int, *, xaxis: str = "x", yaxis: str = "y") -> None:
+    """Outline the chosen cell (the worked example's query and key)."""
+    fig.add_trace(
+        go.Scatter(
+            x=[key],
+            y=[query],
+            mode="markers",
+            marker=dict(symbol="square-open", size=14, color="#ff4b4b", line=dict(width=3)),
+            unselected=dict(marker=dict(opacity=1)),  # a click elsewhere must not dim it
+            hoverinfo="skip",
+            showlegend=False,
+            name="worked example",
+            xaxis=xaxis,
+            yaxis=yaxis,
+            meta=dict(DECORATION_META),
+        )
+    )

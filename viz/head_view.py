@@ -174,7 +174,10 @@ def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int,
     shown = range(start, stop)
     fig = go.Figure()
     left, right = 0.0, 1.0
+    gap = 0.03  # between a label and the end of its lines
+    spread = min(0.12, 0.5 / (len(view.heads) - 1)) if len(view.heads) > 1 else 0.0
     for index, head in enumerate(view.heads):
+        shift = (index - (len(view.heads) - 1) / 2) * spread  # heads side by side, as in the component
         w = view.weights[index]
         rows = [pinned] if pinned is not None else list(shown)
         q, k = np.nonzero(w[rows][:, start:stop] >= view.threshold)
@@ -188,8 +191,8 @@ def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int,
                 continue
             xs, ys = [], []
             for qi, ki in zip(q[chosen], k[chosen]):
-                xs += [left, right, None]
-                ys += [-(qi - start), -(ki - start), None]
+                xs += [left + gap, right - gap, None]
+                ys += [-(qi - start) - shift, -(ki - start) - shift, None]
             fig.add_trace(
                 go.Scatter(
                     x=xs,
@@ -216,7 +219,7 @@ def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int,
     if pair is not None and start <= pair[0] < stop and start <= pair[1] < stop:
         fig.add_trace(
             go.Scatter(
-                x=[left, right],
+                x=[left + gap, right - gap],
                 y=[-(pair[0] - start), -(pair[1] - start)],
                 mode="lines",
                 hoverinfo="skip",

@@ -45,7 +45,13 @@ def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_
     fig.update_layout(
         template=SCREEN_TEMPLATE,
         title=dict(text=title),
-        xaxis=dict(title="d_k (size of one head)", type="log", tickvals=powers, ticktext=[str(p) for p in powers]),
+        xaxis=dict(
+            title="d_k (size of one head)",
+            type="log",
+            tickvals=powers,
+            ticktext=[str(p) for p in powers],
+            range=[math.log10(min(dims)) - 0.1, math.log10(max(dims)) + 0.1],
+        ),
         yaxis=dict(title="standard deviation of the score", type="log", tickvals=[0.5, 1, 2, 4, 8, 16, 32], ticktext=["0.5", "1", "2", "4", "8", "16", "32"]),
         legend=dict(orientation="h", yanchor="bottom", y=-0.35),
         height=460,

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from model.attention import worked_example
 from viz.content.common import FULL_RESOLUTION, fit, sentence_labels
+from viz.content.head_view import head_view_section
 from viz.content.page import PageContent
 from viz.focus import focus_figure, renormalised_figure
 from viz.heatmap import attention_heatmap, weight_scale
@@ -253,7 +254,8 @@ def attention_page(settings, trace, query: int | None = None, key: int | None = 
     `focus-L{l}-H{h}` beyond 128 tokens (a window around `settings.focus` beside the whole input),
     `renormalised-L{l}-H{h}` when `settings.sinks`; `output-step-L{l}` (heads concatenated · W_O,
     given the `model`); `softmax-scaled-…`, `softmax-unscaled-…`, `row-stats-…` for the first head;
-    `overview-all-heads`; table `worked-example` for one query and key (default: token 2 and token 0)."""
+    `head-view-L{l}` and its values (see `head_view_section`); `overview-all-heads`; table `worked-example`
+    for one query and key (default: `settings.cell`, else token 2 and token 0)."""
     content = PageContent()
     b, layer, heads = settings.sentence, settings.layer, list(settings.heads) or [0]
     colour = settings.pattern_colour
@@ -282,10 +284,13 @@ def attention_page(settings, trace, query: int | None = None, key: int | None = 
         content.figures[f"value-step-L{layer}-H{head}"] = value_step_of_head(trace, b, layer, head, stages, pattern_colour=colour)
     if model is not None and hasattr(model, "attention_output"):
         content.figures[f"output-step-L{layer}"] = output_step(trace, model, b, layer, heads, stages)
+    if query is None and key is None and len(settings.cell) == 2:  # the cell chosen in the head view or a heatmap
+        query, key = settings.cell
     worked = worked_example_content(settings, trace, query, key, stages)
     content.tables.update(worked.tables)
     content.notices += worked.notices
     content.values.update(worked.values)
+    content = content.merge(head_view_section(settings, trace, stages))
     if overview:
         content.figures["overview-all-heads"] = overview_figure(trace, b, pattern_colour=colour)
     content.values["head_options"] = [(lay, h) for lay in range(trace.n_layers) for h in range(trace.n_heads)]

@@ -70,6 +70,9 @@ class Settings:
     embedding_layer: int = -1  # embeddings page: the layer drawn as "contextual" (-1 = the last)
     sampling_temperature: float = 1.0  # next-token page
     top_k: int = 10  # next-token page: how many tokens to list
+    pinned: int = -1  # attention page, head view: the pinned query position (a word with `words`), -1 = none
+    cell: tuple[int, ...] = ()  # attention page: (query, key) of the worked example, () = the default pair
+    words: bool = False  # attention page, head view: sub-word pieces merged into words
     pattern_colour: str = "fixed"  # attention weights coloured 0 to 1 ("fixed") or 0 to the figure's own maximum ("own")
     sinks: bool = False  # attention page: also show each pattern with the first token, [CLS] and [SEP] hidden, rows renormalised
     focus: int = -1  # attention page, long inputs: the token the focus window is centred on (-1 = the middle)
@@ -81,6 +84,7 @@ class Settings:
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
         object.__setattr__(self, "hidden", tuple(self.hidden))
+        object.__setattr__(self, "cell", tuple(self.cell))
         object.__setattr__(self, "ablate", tuple(sorted({(int(layer), int(head)) for layer, head in self.ablate})))
 
     @property
@@ -177,6 +181,9 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "embedding_layer": "elayer",
     "sampling_temperature": "ntemp",
     "top_k": "topk",
+    "pinned": "pin",
+    "cell": "cell",
+    "words": "words",
     "pattern_colour": "pcol",
     "sinks": "sinks",
     "focus": "focus",
@@ -240,6 +247,9 @@ PARSERS = {
     "embedding_layer": int,
     "sampling_temperature": _temperature,
     "top_k": int,
+    "pinned": int,
+    "cell": _int_list,
+    "words": _bool,
     "pattern_colour": str,
     "sinks": _bool,
     "focus": int,
@@ -256,6 +266,7 @@ RANGES = {
     "sentence": (0, 10**6),
     "embedding_layer": (-1, 10**6),
     "top_k": (1, 50),
+    "pinned": (-1, 10**6),
     "focus": (-1, 10**6),
     "position": (-1, 10**6),
     "lab_d_k": (1, 1024),
@@ -284,7 +295,9 @@ def from_query(params: dict[str, str]) -> tuple[Settings, list[str]]:
                 raise ValueError(raw)
             if f.name in RANGES and not RANGES[f.name][0] <= value <= RANGES[f.name][1]:
                 raise ValueError(raw)
-            if f.name in ("heads", "hidden") and any(v < 0 for v in value):
+            if f.name in ("heads", "hidden", "cell") and any(v < 0 for v in value):
+                raise ValueError(raw)
+            if f.name == "cell" and len(value) not in (0, 2):
                 raise ValueError(raw)
             if f.name == "ablate" and any(v < 0 for pair in value for v in pair):
                 raise ValueError(raw)
@@ -343,12 +356,27 @@ def clamp_to_model(
     if sentence != settings.sentence:
         notices.append(f"There is no sentence {settings.sentence + 1}; showing sentence 1.")
     embedding_layer = settings.embedding_layer if -1 <= settings.embedding_layer <= n_layers else -1
+    pinned = settings.pinned if -1 <= settings.pinned < n_pos else -1
+    cell = settings.cell if len(settings.cell) == 2 and all(0 <= p < n_pos for p in settings.cell) else ()
+    if pinned != settings.pinned or cell != settings.cell:
+        notices.append("The pinned token or the worked example's cell was beyond the input; it was cleared.")
     n_tokens = sentence_lengths[sentence] if sentence_lengths else n_pos
     position = settings.position if -1 <= settings.position < n_tokens - 1 else -1  # -1: the last token
     ablate = tuple(pair for pair in settings.ablate if 0 <= pair[0] < n_layers and 0 <= pair[1] < n_heads)
     if len(ablate) != len(settings.ablate):
         notices.append("Ablated heads that this model does not have were dropped.")
     return (
-        replace(settings, layer=layer, heads=heads, hidden=hidden, sentence=sentence, embedding_layer=embedding_layer, ablate=ablate, position=position),
+        replace(
+            settings,
+            layer=layer,
+            heads=heads,
+            hidden=hidden,
+            sentence=sentence,
+            embedding_layer=embedding_layer,
+            ablate=ablate,
+            position=position,
+            pinned=pinned,
+            cell=cell,
+        ),
         notices,
     )

@@ -346,7 +346,7 @@ function createView(parent) {
     const t = el("table", "hv-row-table");
     t.appendChild(el("caption", "", caption));
     const head = el("tr");
-    head.append(el("th", "", "key"), el("th", "", "token"));
+    head.append(el("th", "", "key"), el("th", "", s.data && s.data.words ? "word" : "token"));
     for (const line of s.lines) {
       const th = el("th", "", `head ${line.head}`);
       th.style.setProperty("--hv-color", line.color);
