@@ -58,7 +58,7 @@ def test_command_line_writes_every_format_and_the_manifest(tmp_path):
     assert written == listed | {"manifest.json"}
     assert list(tmp_path.iterdir()) == [out]  # nothing written beside the output folder
     stages = next(f for f in manifest["figures"] if f["id"] == "stages-L1-H2")
-    assert stages["title"] == "toy · layer 1 · head 2 · mask causal"
+    assert stages["title"] == "toy · layer 1 · head 2 · mask causal · what-if"  # the toy model was trained with causal+padding
     stem = stages["files"][0].rsplit(".", 1)[0]
     assert re.fullmatch(r"stages-l1-h2-toy-[0-9a-f]{7}", stem)  # the model and a hash of the settings
     assert sorted(stages["files"]) == [f"{stem}.{ext}" for ext in ("csv", "html", "png", "svg")]

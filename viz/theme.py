@@ -164,9 +164,11 @@ def apply_print_theme(fig: go.Figure) -> go.Figure:
         axis = out.layout[name]
         axis.colorscale = _print_scale(axis.colorscale, axis.cmid)
         axis.colorbar.tickfont = dict(size=PRINT_TICK_SIZE, color="black")
+        axis.colorbar.title.font = dict(size=PRINT_FONT_SIZE, color="black")
     for trace in out.data:
         if trace.type == "heatmap" and not trace.coloraxis:
             trace.colorbar.tickfont = dict(size=PRINT_TICK_SIZE, color="black")
+            trace.colorbar.title.font = dict(size=PRINT_FONT_SIZE, color="black")
 
     for annotation in out.layout.annotations:
         annotation.font.size = _bump(annotation.font.size, PRINT_FONT_SIZE)

@@ -36,7 +36,7 @@ def state_note(trace, labels: list[str]) -> str:
         parts.append("scaling off")
     if trace.temperature != 1.0:
         parts.append(f"T = {trace.temperature:g}")
-    if trace.what_if:
+    if trace.what_ifs or trace.what_if:  # the run, or the view of it, differs from the model as trained
         parts.append("what-if")
     return "".join(f" · {part}" for part in parts)
 
