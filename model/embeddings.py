@@ -1,15 +1,28 @@
-"""Static versus contextual embeddings of one word, projected to 2-D.
+"""Static versus contextual embeddings of one word, projected to 2-D, and how its senses part.
 
 The static embedding of "bank" is one row of the embedding table: the same in every sentence. Its
 contextual embedding is the hidden state at "bank" after some layers, which depends on the words
-around it. To draw both on one plane they must first be made comparable: each space (the embedding
-table, the output of each layer) is centred on the mean of all the tokens of the batch in that space,
-and every vector scaled to length 1. One PCA is then fitted on all of them together.
+around it. To compare vectors, each space (the embedding table, the output of each layer) is centred
+on the mean of all the tokens of the batch in that space, and every vector scaled to length 1; the
+cosine similarity of two such vectors is their dot product.
+
+The plane: a PCA fitted on the contextual vectors of the word's occurrences after the layer shown
+(with the reference words too when there are fewer than three occurrences), so that the plane
+spreads what differs between the occurrences. The reference words, the static point and the other
+layers are projected onto the same plane.
+
+Senses: when the sense of the word in each sentence is given, the occurrences form groups, and two
+numbers say how far the groups part:
+- per layer, the mean similarity of an occurrence to the others of its own sense and to those of the
+  other senses (`SenseLayer`);
+- on the plane, the distance between the sense centroids divided by the mean distance of a point to
+  its own sense's centroid (`sense_ratio`): ≥ 2 reads as two separate groups.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import combinations
 
 import torch
 from torch import Tensor
@@ -20,15 +33,31 @@ STATIC = None  # the "layer" of the static embeddings in `Trace.word_vectors`
 
 
 @dataclass
+class SenseLayer:
+    """How the occurrences of one sense group at one layer."""
+
+    layer: str | int  # "static", then 0 (the input) … n_layers
+    same: float  # mean cosine of an occurrence with the other occurrences of its own sense
+    other: float  # mean cosine with the occurrences of the other senses
+    ratio: float  # sense_ratio on this layer's own PCA plane (nan when it cannot be computed)
+
+
+@dataclass
 class Projection:
     target: str
     layer: int  # the layer whose contextual embeddings are drawn
-    points: list[dict]  # {label, group, sentence, layer, x, y}; group: static, contextual, reference
+    points: list[dict]  # {label, group, sentence, sense, layer, x, y}; group: static, contextual, reference
     arrows: list[dict]  # {x0, y0, x1, y1, label}: static point → contextual point
     tracks: dict[str, list[tuple[float, float]]]  # "bank (s1)" → static point, then the input and each layer
     similarities: list[dict]  # {layer, sentence, word, other, cosine}
     missing: list[int]  # sentences (0-based) in which the target does not occur
-    explained_variance: tuple[float, float]  # share of variance along PC 1 and PC 2
+    explained_variance: tuple[float, float]  # share of the fitted vectors' variance along PC 1 and PC 2
+    unknown_references: list[str] = field(default_factory=list)  # the tokenizer reads them as unknown tokens
+    absent_references: list[str] = field(default_factory=list)  # in no sentence
+    senses: list[str] = field(default_factory=list)  # the sense names, in order of first appearance
+    by_layer: list[SenseLayer] = field(default_factory=list)  # empty unless two senses have occurrences
+    ratio: float = float("nan")  # sense_ratio of the contextual points on the plane shown
+    centroids: dict[str, tuple[float, float]] = field(default_factory=dict)  # sense → centroid on the plane
 
 
 def _normalised(vectors: Tensor, space: Tensor) -> Tensor:
@@ -48,12 +77,42 @@ def pca_2d(x: Tensor) -> tuple[Tensor, tuple[float, float]]:
     _, s, vh = torch.linalg.svd(centred.double(), full_matrices=False)
     axes = vh[:2]
     signs = torch.sign(axes.gather(1, axes.abs().argmax(dim=1, keepdim=True)))
-    axes = axes * signs
+    axes = axes * torch.where(signs == 0, torch.ones_like(signs), signs)
     variance = s**2 / (s**2).sum().clamp_min(1e-12)
-    padded = torch.cat([variance, torch.zeros(2)])[:2]
+    padded = torch.cat([variance, torch.zeros(2, dtype=variance.dtype)])[:2]
     if axes.shape[0] < 2:
         axes = torch.cat([axes, torch.zeros(2 - axes.shape[0], axes.shape[1], dtype=axes.dtype)])
     return axes.float(), (float(padded[0]), float(padded[1]))
+
+
+def sense_ratio(xy: Tensor, senses: list[str]) -> tuple[float, dict[str, tuple[float, float]]]:
+    """Mean distance between sense centroids ÷ mean distance of a point to its own sense's centroid.
+
+    xy `[n, 2]`, one sense name per row. nan with fewer than two senses; inf when every point sits on
+    its centroid. Also returns the centroids.
+    """
+    names = list(dict.fromkeys(senses))
+    centroids = {name: xy[[i for i, s in enumerate(senses) if s == name]].mean(dim=0) for name in names}
+    as_pairs = {name: (float(c[0]), float(c[1])) for name, c in centroids.items()}
+    if len(names) < 2:
+        return float("nan"), as_pairs
+    between = torch.stack([torch.dist(centroids[a], centroids[b]) for a, b in combinations(names, 2)]).mean()
+    within = torch.stack([torch.dist(xy[i], centroids[s]) for i, s in enumerate(senses)]).mean()
+    if within == 0:  # every point on its centroid: apart if the centroids differ, undefined if not
+        return (float("inf") if between > 0 else float("nan")), as_pairs
+    return float(between / within), as_pairs
+
+
+def reference_report(trace: Trace, tokenizer, references: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """`(unknown, absent)`: reference words the tokenizer reads as unknown tokens, and those in no sentence."""
+    present = {word for sentence in range(len(trace.texts)) for word, _ in trace.word_vectors(sentence, STATIC)}
+    unknown, absent = [], []
+    for word in references:
+        if tokenizer is not None and any(t.kind == "unknown" for t in tokenizer.encode(word)):
+            unknown.append(word)
+        elif word not in present:
+            absent.append(word)
+    return unknown, absent
 
 
 def embedding_projection(
@@ -61,89 +120,127 @@ def embedding_projection(
     target: str = "bank",
     references: tuple[str, ...] = ("river", "water", "money", "deposit"),
     layer: int | None = None,
+    senses: list[str | None] | None = None,
+    tokenizer=None,
 ) -> Projection:
     """Where `target` sits, static and in context, beside the reference words of the same sentences.
 
-    layer: the layer whose output is drawn as "contextual" (default: the last). The PCA is fitted on
-    the static and every layer's vectors of the target and the references, so the same plane serves
-    every layer and the trajectory.
+    layer: the layer whose output is drawn as "contextual" (default: the last); the PCA plane is fitted
+    on that layer's vectors of the target's occurrences. senses: one name per
+    sentence of the trace (None or "" for none), grouping the occurrences. tokenizer: the model's, to
+    tell unknown reference words from absent ones.
     """
     target = target.strip().lower()
     layers = list(range(trace.n_layers + 1))
     layer = trace.n_layers if layer is None else max(0, min(int(layer), trace.n_layers))
-    wanted = {target, *(r.strip().lower() for r in references)}
+    references = tuple(dict.fromkeys(r.strip().lower() for r in references if r.strip() and r.strip().lower() != target))
+    sense_of = [((senses[i] or "").strip() if senses is not None and i < len(senses) else "") for i in range(len(trace.texts))]
 
-    # (label, group, sentence, layer, unit vector)
-    entries: list[tuple[str, str, int, int | None, Tensor]] = []
+    # Every occurrence of the target and the references: (word, sentence, nth) → {layer: unit vector}
+    vectors: dict[tuple[str, int, int], dict[int | None, Tensor]] = {}
     missing = []
     for space_layer in [STATIC, *layers]:
         space = _space(trace, space_layer)
         for sentence in range(len(trace.texts)):
+            seen: dict[str, int] = {}
             words = trace.word_vectors(sentence, space_layer)
             if space_layer is STATIC and not any(w == target for w, _ in words):
                 missing.append(sentence)
             for word, vector in words:
-                if word in wanted:
-                    group = "target" if word == target else "reference"
-                    entries.append((word, group, sentence, space_layer, _normalised(vector[None], space)[0]))
+                if word == target or word in references:
+                    nth = seen[word] = seen.get(word, -1) + 1
+                    vectors.setdefault((word, sentence, nth), {})[space_layer] = _normalised(vector[None], space)[0]
+    unknown, absent = reference_report(trace, tokenizer, references)
+    occurrences = [key for key in vectors if key[0] == target]
+    if not occurrences:
+        return Projection(target, layer, [], [], {}, [], missing, (0.0, 0.0), unknown, absent)
 
-    if not entries:
-        return Projection(target, layer, [], [], {}, [], missing, (0.0, 0.0))
-    stacked = torch.stack([e[4] for e in entries])
-    axes, variance = pca_2d(stacked)
-    xy = (stacked - stacked.mean(dim=0)) @ axes.T  # [n_entries, 2]
+    def label(key: tuple[str, int, int]) -> str:
+        word, sentence, nth = key
+        return f"{word} (s{sentence + 1})" if nth == 0 else f"{word} (s{sentence + 1}, {nth + 1})"
+
+    # The plane spreads the occurrences of the target; with fewer than three, the references help.
+    fit_keys = occurrences if len(occurrences) >= 3 else list(vectors)
+    fitted = torch.stack([vectors[key][layer] for key in fit_keys])  # [n_fitted, d_model] at `layer`
+    axes, variance = pca_2d(fitted)
+    origin = fitted.mean(dim=0)
+
+    def project(v: Tensor) -> tuple[float, float]:
+        x, y = ((v - origin) @ axes.T).tolist()
+        return x, y
 
     points, arrows, tracks = [], [], {}
-    position = {}
-    for (word, group, sentence, space_layer, _), (x, y) in zip(entries, xy.tolist()):
-        position[(word, sentence, space_layer)] = (x, y)
-        label = f"{word} (s{sentence + 1})"
-        if group == "target":
-            tracks.setdefault(label, []).append((x, y))  # static first, then the input and each layer
-        if space_layer is STATIC:
-            if group == "target" and any(p["label"] == word and p["group"] == "static" for p in points):
-                continue  # the static embedding of a word is the same in every sentence: draw it once
-            points.append(dict(label=word, group="static", sentence=None, layer=None, x=x, y=y))
-        elif space_layer == layer:
-            points.append(
-                dict(label=label, group="contextual" if group == "target" else "reference", sentence=sentence, layer=layer, x=x, y=y)
-            )
-    for sentence in range(len(trace.texts)):
-        if sentence in missing:
-            continue
-        x0, y0 = position[(target, sentence, STATIC)]
-        x1, y1 = position[(target, sentence, layer)]
-        arrows.append(dict(x0=x0, y0=y0, x1=x1, y1=y1, label=f"{target} (s{sentence + 1})"))
+    static_target = project(vectors[occurrences[0]][STATIC])
+    points.append(dict(label=target, group="static", sentence=None, sense=None, layer=None, x=static_target[0], y=static_target[1]))
+    drawn_static = {target}
+    for key, by_layer in vectors.items():
+        word, sentence, _ = key
+        x, y = project(by_layer[layer])
+        is_target = word == target
+        sense = sense_of[sentence] or None
+        points.append(
+            dict(label=label(key), group="contextual" if is_target else "reference", sentence=sentence,
+                 sense=sense if is_target else None, layer=layer, x=x, y=y)
+        )
+        if is_target:
+            tracks[label(key)] = [project(by_layer[space_layer]) for space_layer in [STATIC, *layers]]
+            arrows.append(dict(x0=static_target[0], y0=static_target[1], x1=x, y1=y, label=label(key)))
+        elif word not in drawn_static:  # a word's static embedding is the same in every sentence: once
+            sx, sy = project(by_layer[STATIC])
+            points.append(dict(label=word, group="static", sentence=None, sense=None, layer=None, x=sx, y=sy))
+            drawn_static.add(word)
 
     similarities = []
-    by_key = {(e[0], e[2], e[3]): e[4] for e in entries}
     for space_layer in [STATIC, *layers]:
-        for sentence in range(len(trace.texts)):
-            mine = by_key.get((target, sentence, space_layer))
-            if mine is None:
-                continue
-            for (word, other_sentence, other_layer), vector in by_key.items():
-                if other_layer != space_layer or (word, other_sentence) == (target, sentence):
+        for key in occurrences:
+            mine = vectors[key][space_layer]
+            for other, by_layer in vectors.items():
+                if other == key:
                     continue
                 similarities.append(
-                    dict(
-                        layer="static" if space_layer is STATIC else space_layer,
-                        sentence=sentence,
-                        word=target,
-                        other=f"{word} (s{other_sentence + 1})",
-                        cosine=float(mine @ vector),
-                    )
+                    dict(layer="static" if space_layer is STATIC else space_layer, sentence=key[1], word=target,
+                         other=label(other), cosine=float(mine @ by_layer[space_layer]))
                 )
-    return Projection(target, layer, points, arrows, tracks, similarities, missing, variance)
+
+    projection = Projection(target, layer, points, arrows, tracks, similarities, missing, variance, unknown, absent)
+    tagged = [key for key in occurrences if sense_of[key[1]]]
+    names = list(dict.fromkeys(sense_of[key[1]] for key in tagged))
+    projection.senses = names
+    if len(names) >= 2:
+        labels = [sense_of[key[1]] for key in tagged]
+        xy = torch.tensor([[p["x"], p["y"]] for p in points if p["group"] == "contextual" and p["sense"]])
+        projection.ratio, projection.centroids = sense_ratio(xy, labels)
+        projection.by_layer = [
+            sense_layer(torch.stack([vectors[key][space_layer] for key in tagged]), labels, space_layer)
+            for space_layer in [STATIC, *layers]
+        ]
+    return projection
 
 
-def sense_margins(trace: Trace, target: str, senses: list[int], layer: int | None = None) -> dict:
+def sense_layer(unit: Tensor, senses: list[str], layer: int | None) -> SenseLayer:
+    """Same-sense and other-sense mean cosines of unit vectors `[n, d]`, and their ratio on their own plane."""
+    cosine = unit @ unit.T
+    same, other = [], []
+    for i, sense in enumerate(senses):
+        mates = [j for j, s in enumerate(senses) if s == sense and j != i]
+        others = [j for j, s in enumerate(senses) if s != sense]
+        if mates:
+            same.append(float(cosine[i, mates].mean()))
+        other.append(float(cosine[i, others].mean()))
+    axes, _ = pca_2d(unit)
+    ratio, _ = sense_ratio((unit - unit.mean(dim=0)) @ axes.T, senses)
+    name = "static" if layer is STATIC else layer
+    mean = lambda values: sum(values) / len(values) if values else float("nan")  # noqa: E731
+    return SenseLayer(name, mean(same), mean(other), ratio)
+
+
+def sense_margins(trace: Trace, target: str, senses: list, layer: int | None = None) -> dict:
     """How well the contextual vectors of `target` group by sense.
 
-    `senses[i]` is the sense (any integer label) of `target` in sentence i. For each sentence: the
-    mean centred cosine of its `target` with the other sentences' `target` of the same sense, minus
-    the mean with those of the other senses. Returns the margins, their mean, and the share of
-    sentences whose nearest same-sense centroid is their own (leave-one-out).
+    `senses[i]` is the sense (any label) of `target` in sentence i. For each sentence: the mean
+    centred cosine of its `target` with the other sentences' `target` of the same sense, minus the
+    mean with those of the other senses. Returns the margins, their mean, and the share of sentences
+    whose margin is positive.
     """
     layer = trace.n_layers if layer is None else layer
     space = _space(trace, layer)
@@ -155,11 +252,10 @@ def sense_margins(trace: Trace, target: str, senses: list[int], layer: int | Non
         vectors.append(_normalised(found[0][None], space)[0])
     unit = torch.stack(vectors)  # [sentence, d_model]
     cosine = unit @ unit.T
-    labels = torch.tensor(senses)
-    margins, correct = [], 0
-    for i in range(len(senses)):
-        same = (labels == labels[i]) & (torch.arange(len(senses)) != i)
-        other = labels != labels[i]
+    labels = [str(s) for s in senses]
+    margins = []
+    for i, sense in enumerate(labels):
+        same = [j for j, s in enumerate(labels) if s == sense and j != i]
+        other = [j for j, s in enumerate(labels) if s != sense]
         margins.append(float(cosine[i, same].mean() - cosine[i, other].mean()))
-        correct += margins[-1] > 0
-    return dict(margins=margins, mean=sum(margins) / len(margins), accuracy=correct / len(senses))
+    return dict(margins=margins, mean=sum(margins) / len(margins), accuracy=sum(m > 0 for m in margins) / len(margins))

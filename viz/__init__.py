@@ -19,7 +19,7 @@ from .attention import (
     row_stats_figure,
     stages_figure,
 )
-from .embeddings import projection_figure, trajectory_figure
+from .embeddings import projection_figure, sense_layers_figure, trajectory_figure
 from .labels import position_labels, safe_label, tick_axis
 from .positional import (
     input_composition_figure,
@@ -44,6 +44,7 @@ __all__ = [
     "position_labels",
     "position_similarity_heatmap",
     "projection_figure",
+    "sense_layers_figure",
     "row_entropy",
     "row_stats_figure",
     "safe_label",
