@@ -49,7 +49,7 @@ class Projection:
     points: list[dict]  # {label, group, sentence, sense, layer, x, y}; group: static, contextual, reference
     arrows: list[dict]  # {x0, y0, x1, y1, label}: static point → contextual point
     tracks: dict[str, list[tuple[float, float]]]  # "bank (s1)" → static point, then the input and each layer
-    similarities: list[dict]  # {layer, sentence, word, other, cosine}
+    similarities: list[dict]  # {layer, sentence, occurrence, word, other, cosine}
     missing: list[int]  # sentences (0-based) in which the target does not occur
     explained_variance: tuple[float, float]  # share of the fitted vectors' variance along PC 1 and PC 2
     unknown_references: list[str] = field(default_factory=list)  # the tokenizer reads them as unknown tokens
@@ -103,16 +103,26 @@ def sense_ratio(xy: Tensor, senses: list[str]) -> tuple[float, dict[str, tuple[f
     return float(between / within), as_pairs
 
 
-def reference_report(trace: Trace, tokenizer, references: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """`(unknown, absent)`: reference words the tokenizer reads as unknown tokens, and those in no sentence."""
-    present = {word for sentence in range(len(trace.texts)) for word, _ in trace.word_vectors(sentence, STATIC)}
-    unknown, absent = [], []
-    for word in references:
-        if tokenizer is not None and any(t.kind == "unknown" for t in tokenizer.encode(word)):
-            unknown.append(word)
-        elif word not in present:
-            absent.append(word)
-    return unknown, absent
+def _occurrences(trace: Trace, sentence: int) -> list[tuple[str, list[int]]]:
+    """The words of one sentence in order, each with the positions of its pieces.
+
+    A word cut into several pieces is one occurrence (its vector is the mean of its pieces); a special
+    token the model adds ([CLS], [SEP]) is an occurrence of its own text, so it can be followed too.
+    """
+    tokens, text = trace.tokens[sentence], trace.texts[sentence]
+    words: dict[object, list[int]] = {}
+    for position, token in enumerate(tokens):
+        if token.word is not None:
+            words.setdefault(("word", token.word), []).append(position)
+        elif token.kind == "special":
+            words[("special", position)] = [position]
+    found = []
+    for (kind, _), positions in words.items():
+        first, last = tokens[positions[0]], tokens[positions[-1]]
+        surface = first.text if kind == "special" else text[first.start : last.end]
+        if surface.strip():
+            found.append((surface.strip().lower(), positions))
+    return found
 
 
 def embedding_projection(
@@ -126,94 +136,105 @@ def embedding_projection(
     """Where `target` sits, static and in context, beside the reference words of the same sentences.
 
     layer: the layer whose output is drawn as "contextual" (default: the last); the PCA plane is fitted
-    on that layer's vectors of the target's occurrences. senses: one name per
-    sentence of the trace (None or "" for none), grouping the occurrences. tokenizer: the model's, to
-    tell unknown reference words from absent ones.
+    on that layer's vectors of the target's occurrences. senses: one name per sentence of the trace
+    (None or "" for none), grouping the occurrences. tokenizer: the model's, to tell unknown reference
+    words from absent ones.
+
+    Every occurrence is its own point: "bank (s2)", or "bank (s2#1)" and "bank (s2#2)" when a sentence
+    holds the word twice. A word whose pieces differ between sentences (GPT-2's "Bank" and " bank")
+    has one static point per set of pieces. Each occurrence of the target is compared (cosine) with
+    every other drawn word of the same layer and with its own static embedding, so the table behind
+    the picture is never empty when the target occurs, even alone and without reference words.
     """
     target = target.strip().lower()
     layers = list(range(trace.n_layers + 1))
     layer = trace.n_layers if layer is None else max(0, min(int(layer), trace.n_layers))
     references = tuple(dict.fromkeys(r.strip().lower() for r in references if r.strip() and r.strip().lower() != target))
+    wanted = {target, *references}
     sense_of = [((senses[i] or "").strip() if senses is not None and i < len(senses) else "") for i in range(len(trace.texts))]
 
-    # Every occurrence of the target and the references: (word, sentence, nth) → {layer: unit vector}
-    vectors: dict[tuple[str, int, int], dict[int | None, Tensor]] = {}
+    # one entry per occurrence of a wanted word: (word, sentence, label, token ids, positions)
+    occurrences: list[tuple[str, int, str, tuple[int, ...], list[int]]] = []
     missing = []
-    for space_layer in [STATIC, *layers]:
-        space = _space(trace, space_layer)
-        for sentence in range(len(trace.texts)):
-            seen: dict[str, int] = {}
-            words = trace.word_vectors(sentence, space_layer)
-            if space_layer is STATIC and not any(w == target for w, _ in words):
-                missing.append(sentence)
-            for word, vector in words:
-                if word == target or word in references:
-                    nth = seen[word] = seen.get(word, -1) + 1
-                    vectors.setdefault((word, sentence, nth), {})[space_layer] = _normalised(vector[None], space)[0]
-    unknown, absent = reference_report(trace, tokenizer, references)
-    occurrences = [key for key in vectors if key[0] == target]
-    if not occurrences:
+    present = set()
+    for sentence in range(len(trace.texts)):
+        all_words = _occurrences(trace, sentence)
+        present.update(w for w, _ in all_words)
+        words = [(w, positions) for w, positions in all_words if w in wanted]
+        if not any(w == target for w, _ in words):
+            missing.append(sentence)
+        counts = {w: sum(1 for other, _ in words if other == w) for w, _ in words}
+        seen: dict[str, int] = {}
+        for word, positions in words:
+            seen[word] = seen.get(word, 0) + 1
+            label = f"{word} (s{sentence + 1})" if counts[word] == 1 else f"{word} (s{sentence + 1}#{seen[word]})"
+            ids = tuple(int(trace.input_ids[sentence, p]) for p in positions)
+            occurrences.append((word, sentence, label, ids, positions))
+    unknown = [w for w in references if tokenizer is not None and any(t.kind == "unknown" for t in tokenizer.encode(w))]
+    absent = [w for w in references if w not in unknown and w not in present]
+    targets = [index for index, occurrence in enumerate(occurrences) if occurrence[0] == target]
+    if not targets:
         return Projection(target, layer, [], [], {}, [], missing, (0.0, 0.0), unknown, absent)
 
-    def label(key: tuple[str, int, int]) -> str:
-        word, sentence, nth = key
-        return f"{word} (s{sentence + 1})" if nth == 0 else f"{word} (s{sentence + 1}, {nth + 1})"
-
-    # The plane spreads the occurrences of the target; with fewer than three, the references help.
-    fit_keys = occurrences if len(occurrences) >= 3 else list(vectors)
-    fitted = torch.stack([vectors[key][layer] for key in fit_keys])  # [n_fitted, d_model] at `layer`
+    # unit vectors, each centred in its own space: [space (static, then each layer), occurrence, d_model]
+    units = []
+    for space_layer in [STATIC, *layers]:
+        space = _space(trace, space_layer)
+        vectors = trace.static_embeddings if space_layer is STATIC else trace.hidden_states[space_layer]
+        stacked = torch.stack([vectors[sentence, positions].mean(dim=0) for _, sentence, _, _, positions in occurrences])
+        units.append(_normalised(stacked, space))
+    units = torch.stack(units)
+    # The plane spreads the target's occurrences at the layer shown; with fewer than three, the
+    # reference words help. Everything else is projected onto it.
+    fitted = units[1 + layer, targets if len(targets) >= 3 else list(range(len(occurrences)))]
     axes, variance = pca_2d(fitted)
-    origin = fitted.mean(dim=0)
+    xy = ((units - fitted.mean(dim=0)) @ axes.T).tolist()  # [space, occurrence, 2]
 
-    def project(v: Tensor) -> tuple[float, float]:
-        x, y = ((v - origin) @ axes.T).tolist()
-        return x, y
-
-    points, arrows, tracks = [], [], {}
-    static_target = project(vectors[occurrences[0]][STATIC])
-    points.append(dict(label=target, group="static", sentence=None, sense=None, layer=None, x=static_target[0], y=static_target[1]))
-    drawn_static = {target}
-    for key, by_layer in vectors.items():
-        word, sentence, _ = key
-        x, y = project(by_layer[layer])
+    variants: dict[str, list[tuple[int, ...]]] = {}
+    for word, _, _, ids, _ in occurrences:
+        variants.setdefault(word, [])
+        if ids not in variants[word]:
+            variants[word].append(ids)
+    points, arrows, tracks, drawn = [], [], {}, set()
+    for index, (word, sentence, label, ids, positions) in enumerate(occurrences):
+        static_x, static_y = xy[0][index]
+        if (word, ids) not in drawn:  # a static embedding depends only on the token ids: draw each once
+            drawn.add((word, ids))
+            pieces = "·".join(trace.tokens[sentence][p].text for p in positions)
+            name = word if len(variants[word]) == 1 else f"{word} [{pieces}]"
+            points.append(dict(label=name, group="static", sentence=None, sense=None, layer=None, x=static_x, y=static_y))
+        x, y = xy[1 + layer][index]
         is_target = word == target
-        sense = sense_of[sentence] or None
         points.append(
-            dict(label=label(key), group="contextual" if is_target else "reference", sentence=sentence,
-                 sense=sense if is_target else None, layer=layer, x=x, y=y)
+            dict(label=label, group="contextual" if is_target else "reference", sentence=sentence,
+                 sense=(sense_of[sentence] or None) if is_target else None, layer=layer, x=x, y=y)
         )
         if is_target:
-            tracks[label(key)] = [project(by_layer[space_layer]) for space_layer in [STATIC, *layers]]
-            arrows.append(dict(x0=static_target[0], y0=static_target[1], x1=x, y1=y, label=label(key)))
-        elif word not in drawn_static:  # a word's static embedding is the same in every sentence: once
-            sx, sy = project(by_layer[STATIC])
-            points.append(dict(label=word, group="static", sentence=None, sense=None, layer=None, x=sx, y=sy))
-            drawn_static.add(word)
+            tracks[label] = [tuple(xy[space][index]) for space in range(len(xy))]  # static, the input, each layer
+            arrows.append(dict(x0=static_x, y0=static_y, x1=x, y1=y, label=label))
 
     similarities = []
-    for space_layer in [STATIC, *layers]:
-        for key in occurrences:
-            mine = vectors[key][space_layer]
-            for other, by_layer in vectors.items():
-                if other == key:
-                    continue
-                similarities.append(
-                    dict(layer="static" if space_layer is STATIC else space_layer, sentence=key[1], word=target,
-                         other=label(other), cosine=float(mine @ by_layer[space_layer]))
-                )
+    for space, space_layer in enumerate([STATIC, *layers]):
+        cosines = units[space] @ units[space].T
+        for index, (word, sentence, label, _, _) in enumerate(occurrences):
+            if word != target:
+                continue
+            name = "static" if space_layer is STATIC else space_layer
+            row = dict(layer=name, sentence=sentence, occurrence=label, word=target)
+            for other, (_, _, other_label, _, _) in enumerate(occurrences):
+                if other != index:
+                    similarities.append(dict(row, other=other_label, cosine=float(cosines[index, other])))
+            if space_layer is not STATIC:
+                similarities.append(dict(row, other="its static embedding", cosine=float(units[space, index] @ units[0, index])))
 
     projection = Projection(target, layer, points, arrows, tracks, similarities, missing, variance, unknown, absent)
-    tagged = [key for key in occurrences if sense_of[key[1]]]
-    names = list(dict.fromkeys(sense_of[key[1]] for key in tagged))
-    projection.senses = names
-    if len(names) >= 2:
-        labels = [sense_of[key[1]] for key in tagged]
-        xy = torch.tensor([[p["x"], p["y"]] for p in points if p["group"] == "contextual" and p["sense"]])
-        projection.ratio, projection.centroids = sense_ratio(xy, labels)
-        projection.by_layer = [
-            sense_layer(torch.stack([vectors[key][space_layer] for key in tagged]), labels, space_layer)
-            for space_layer in [STATIC, *layers]
-        ]
+    tagged = [index for index in targets if sense_of[occurrences[index][1]]]
+    labels = [sense_of[occurrences[index][1]] for index in tagged]
+    projection.senses = list(dict.fromkeys(labels))
+    if len(projection.senses) >= 2:
+        xy_shown = torch.tensor([xy[1 + layer][index] for index in tagged])
+        projection.ratio, projection.centroids = sense_ratio(xy_shown, labels)
+        projection.by_layer = [sense_layer(units[space, tagged], labels, space_layer) for space, space_layer in enumerate([STATIC, *layers])]
     return projection
 
 

@@ -77,12 +77,6 @@ def test_projection_plane_is_fitted_on_the_occurrences():
     assert contextual.var(dim=0)[0] >= contextual.var(dim=0)[1]  # PC 1 carries the most of their spread
 
 
-def test_a_word_twice_in_a_sentence_gives_two_occurrences():
-    trace = load_model("toy-random", tokenizer="bpe").trace(["The bank by the bank.", MONEY])
-    projection = embedding_projection(trace, "bank", ())
-    assert [a["label"] for a in projection.arrows] == ["bank (s1)", "bank (s1, 2)", "bank (s2)"]
-
-
 # The targets of the README, on sentences written after training (model/heldout.py).
 TARGET_RATIO = 2.0
 
@@ -127,6 +121,105 @@ def test_pretrained_bank_lands_nearer_its_own_context():
     river_bank, money_bank = projection.arrows
     distance = ((river_bank["x1"] - money_bank["x1"]) ** 2 + (river_bank["y1"] - money_bank["y1"]) ** 2) ** 0.5
     assert distance > 0.15  # the two contextual "bank"s are apart on the plane (unit-length vectors)
+
+
+# Ordinary inputs that once broke the Embeddings page (issue 16): each gives arrows, a trajectory per
+# occurrence and a similarity table that is never empty while the word occurs.
+
+
+def _layers(trace):
+    return ["static", *range(trace.n_layers + 1)]
+
+
+def test_one_occurrence_without_reference_words_still_has_similarities():
+    trace = load_model("toy").trace(["I sat by the bank."])
+    projection = embedding_projection(trace, "bank", ())
+    assert projection.missing == [] and [a["label"] for a in projection.arrows] == ["bank (s1)"]
+    assert len(projection.tracks["bank (s1)"]) == trace.n_layers + 2
+    rows = projection.similarities
+    # one row per layer after the static one: the occurrence against its own static embedding
+    assert [r["layer"] for r in rows] == list(range(trace.n_layers + 1))
+    assert {r["other"] for r in rows} == {"its static embedding"} and {r["occurrence"] for r in rows} == {"bank (s1)"}
+    # the cosine is the one of the unit vectors drawn: each centred on its own layer's tokens
+    static = trace.static_embeddings[trace.key_valid]
+    last = trace.hidden_states[-1][trace.key_valid]
+    position = [t.text for t in trace.tokens[0]].index("bank")
+    unit = lambda v, space: torch.nn.functional.normalize(v - space.mean(0), dim=-1)  # noqa: E731
+    expected = float(unit(last[position], last) @ unit(static[position], static))
+    assert abs(rows[-1]["cosine"] - expected) < 1e-5
+    assert all(-1 - 1e-6 <= r["cosine"] <= 1 + 1e-6 for r in rows)
+
+
+def test_word_in_some_sentences_and_absent_references():
+    trace = load_model("toy").trace(["The cat sat.", "I sat by the bank.", "A dog ran."])
+    projection = embedding_projection(trace, "bank", ("nowhere", "", "  "))
+    assert projection.missing == [0, 2]
+    assert [a["label"] for a in projection.arrows] == ["bank (s2)"]
+    assert {p["group"] for p in projection.points} == {"static", "contextual"}
+    assert projection.similarities and all(r["sentence"] == 1 for r in projection.similarities)
+
+
+def test_a_word_twice_in_one_sentence_is_two_occurrences():
+    trace = load_model("toy").trace(["The bank by the bank.", "A bank."])
+    projection = embedding_projection(trace, "bank", ())
+    labels = ["bank (s1#1)", "bank (s1#2)", "bank (s2)"]
+    assert [a["label"] for a in projection.arrows] == labels
+    assert list(projection.tracks) == labels and all(len(t) == trace.n_layers + 2 for t in projection.tracks.values())
+    assert sum(p["group"] == "static" for p in projection.points) == 1  # one embedding row
+    static = {r["other"]: r["cosine"] for r in projection.similarities if r["layer"] == "static" and r["occurrence"] == labels[0]}
+    assert abs(static["bank (s1#2)"] - 1) < 1e-5 and abs(static["bank (s2)"] - 1) < 1e-5
+    contextual = {r["other"]: r["cosine"] for r in projection.similarities if r["layer"] == 1 and r["occurrence"] == labels[0]}
+    assert contextual["bank (s1#2)"] < 1 - 1e-3  # in context, the two are different vectors
+
+
+def test_a_word_cut_into_pieces_is_the_mean_of_its_pieces():
+    trace = load_model("toy-random", tokenizer="char").trace(["the bank", "a bank ok"])
+    projection = embedding_projection(trace, "bank", ("ok",))
+    assert [a["label"] for a in projection.arrows] == ["bank (s1)", "bank (s2)"]
+    assert [p["label"] for p in projection.points if p["group"] == "static"] == ["bank", "ok"]
+    static_pair = [r["cosine"] for r in projection.similarities if r["layer"] == "static" and r["other"] == "bank (s2)"]
+    assert abs(static_pair[0] - 1) < 1e-5  # the same four character rows in both sentences
+
+
+def test_a_word_whose_pieces_differ_has_one_static_point_per_spelling():
+    trace = load_model("toy-random", tokenizer="gpt2-bpe").trace(["Bank holidays.", "By the bank."])
+    projection = embedding_projection(trace, "bank", ())
+    statics = sorted(p["label"] for p in projection.points if p["group"] == "static")
+    assert statics == ["bank [ bank]", "bank [Bank]"]  # GPT-2 cuts "Bank" and " bank" into different tokens
+    static_pair = [r["cosine"] for r in projection.similarities if r["layer"] == "static" and r["other"] == "bank (s2)"]
+    assert static_pair[0] < 1 - 1e-3
+
+
+def test_punctuation_can_be_followed():
+    trace = load_model("toy").trace(["I sat by the bank.", "A dog ran."])
+    projection = embedding_projection(trace, ".", ())
+    assert [a["label"] for a in projection.arrows] == [". (s1)", ". (s2)"]
+    assert projection.similarities
+
+
+def test_special_tokens_can_be_followed(tiny_model_dir):
+    trace = load_model(str(tiny_model_dir("bert"))).trace(["the man sat on the bank .", "a cat ."])
+    assert trace.tokens[0][0].kind == "special" and trace.tokens[0][0].word is None
+    for target in ("[CLS]", "[sep]"):
+        projection = embedding_projection(trace, target, ("bank",))
+        name = target.lower()
+        assert [a["label"] for a in projection.arrows] == [f"{name} (s1)", f"{name} (s2)"]
+        assert projection.missing == []
+        static_pair = [r["cosine"] for r in projection.similarities if r["layer"] == "static" and r["other"] == f"{name} (s2)"]
+        assert abs(static_pair[0] - 1) < 1e-5
+    # padding is not a word of any sentence
+    assert embedding_projection(trace, "[PAD]").arrows == []
+
+
+def test_the_page_draws_one_sentence_without_reference_words():
+    """The issue's reproduction: 'I sat by the bank.' on the Embeddings page."""
+    from test_app import on_page, start
+
+    at = on_page(start({"text": "I sat by the bank."}), "pages/4_Embeddings.py")
+    assert not at.error, [e.value for e in at.error]
+    assert len(at.get("plotly_chart")) == 2
+    table = at.dataframe[0].value
+    assert "its static embedding" in table.columns and len(table) == 3  # layers 0, 1, 2
 
 
 @pytest.mark.slow

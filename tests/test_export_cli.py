@@ -1,12 +1,12 @@
 """`python -m viz.export` writes valid PNG, SVG, HTML and CSV files and a manifest, and nothing else."""
 
-import csv
 import io
 import json
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 
+import pandas as pd
 from PIL import Image
 
 from conftest import ROOT
@@ -44,13 +44,13 @@ def test_command_line_writes_every_format_and_the_manifest(tmp_path):
     assert root.tag.endswith("svg")
     html = (out / "stages-l1-h2.html").read_text()
     assert "Plotly.newPlot" in html and "<script src=\"http" not in html
-    rows = list(csv.reader(io.StringIO((out / "stages-l1-h2.csv").read_text())))
-    assert rows[0] == ["# raw Q·Kᵀ"]
-    assert rows[1][1:] == ["the", "cat", "sat", "on", "the", "mat", "."]
-    assert [row[0] for row in rows[2:9]] == ["the", "cat", "sat", "on", "the", "mat", "."]
-    softmax = rows[rows.index(["# softmax"]) + 2 :][:7]
-    assert softmax[0][2:] == [""] * 6  # causal: the first query's later keys are masked (empty cells)
-    assert abs(sum(float(cell) for cell in softmax[3][1:5]) - 1) < 1e-5
+    table = pd.read_csv(out / "stages-l1-h2.csv")
+    assert list(table.columns) == ["stage", "layer", "head", "query_position", "query_token", "key_position", "key_token", "value"]
+    raw = table[table.stage == "scores_raw"]
+    assert list(raw.key_token[:7]) == ["the", "cat", "sat", "on", "the", "mat", "."]
+    softmax = table[table.stage == "pattern"].pivot(index="query_position", columns="key_position", values="value")
+    assert softmax.loc[0, 1:].isna().all()  # causal: the first query's later keys are masked (empty cells)
+    assert abs(softmax.loc[3, 0:3].sum() - 1) < 1e-5 and softmax.loc[3, 4:].isna().all()
 
 
 def test_bad_arguments_give_a_message_not_a_traceback(tmp_path, capsys):
@@ -65,5 +65,25 @@ def test_bad_arguments_give_a_message_not_a_traceback(tmp_path, capsys):
 def test_csv_only_and_print_theme(tmp_path):
     assert main(["--text", "The cat sat.", "--out", str(tmp_path), "--formats", "csv", "--print-theme"]) == 0
     assert {p.suffix for p in tmp_path.iterdir()} == {".csv", ".json"}
-    stages = list(csv.reader(io.StringIO((tmp_path / "stages-l0-h0.csv").read_text())))
-    assert stages[1] == ["query (attending) \\ key (attended to)", "the", "cat", "sat", "."]
+    stages = pd.read_csv(tmp_path / "stages-l0-h0.csv")
+    assert list(stages.query_token.unique()) == ["the", "cat", "sat", "."]
+
+
+def test_python_m_viz_export_loads_the_exporters_once():
+    """`python -m viz.export` runs the package's __main__, which imports viz.cli, which imports viz.export:
+    one copy of each module, so one render lock (export.py and cli.py used to import each other)."""
+    code = (
+        "import gc, runpy, sys\n"
+        "sys.argv = ['viz.export', '--help']\n"
+        "try:\n"
+        "    runpy.run_module('viz.export', run_name='__main__', alter_sys=True)\n"
+        "except SystemExit as stop:\n"
+        "    kept = stop.__traceback__\n"
+        "copies = [o for o in gc.get_objects() if getattr(o, '__qualname__', None) == 'figure_to_png']\n"
+        "print('copies', len(copies), sorted(name for name in sys.modules if name.startswith('viz.export')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    last = result.stdout.strip().splitlines()[-1]
+    assert last.startswith("copies 1 "), last
+    assert "'viz.export.image'" in last and "'viz.export.bundle'" in last

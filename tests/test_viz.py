@@ -17,11 +17,12 @@ from hypothesis import strategies as st
 
 import viz
 import viz.export
-from viz.attention import overview_panel
+from viz.overview import overview_panel
 from viz.theme import MASK_COLOR
 
 TOKENS = ["The", "<script>alert(1)</script>", "cat", " the", "\u200b", "The"]
-SAFE = ["The", "&lt;script&gt;alert(1)&lt;/script&gt;", "cat", "␣the", "\\u200b", "The"]
+SAFE = ["The", "&lt;script&gt;alert(1)&lt;/script&gt;", "cat", " the", "\\u200b", "The"]
+TICKS = ["The", "&lt;script&gt;aler…", "cat", " the", "\\u200b", "The"]  # tick text is cut to 12 characters
 
 
 def causal_mask(n: int) -> np.ndarray:
@@ -82,12 +83,14 @@ def stages(n: int = 6, seed: int = 0) -> tuple[dict, np.ndarray]:
     ],
 )
 def test_safe_label_escapes(text, expected):
-    assert viz.safe_label(text) == expected
+    assert viz.safe_label(text, visible_spaces=True) == expected  # as on the Tokens page
 
 
 def test_safe_label_options():
-    assert viz.safe_label("a b", visible_spaces=False) == "a b"
-    assert viz.safe_label("   ", visible_spaces=False) == "␣␣␣"
+    assert viz.safe_label("a b") == "a b"
+    assert viz.safe_label(" the") == " the"
+    assert viz.safe_label("   ") == "(3 spaces)"
+    assert viz.safe_label(" ") == "(space)"
     assert viz.safe_label("abcdefgh", max_chars=3) == "abc…"
     assert viz.safe_label("<<<<", max_chars=2) == "&lt;&lt;…"
 
@@ -95,7 +98,8 @@ def test_safe_label_options():
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_safe_label_never_leaks_markup_or_invisible_characters(text):
-    label = viz.safe_label(text)
+    assert "␣" not in viz.safe_label(text) or "␣" in text  # the symbol only on the Tokens page
+    label = viz.safe_label(text, visible_spaces=True)
     assert label
     assert "<" not in label and ">" not in label
     assert "&" not in label.replace("&amp;", "").replace("&lt;", "").replace("&gt;", "")
@@ -116,6 +120,20 @@ def test_tick_axis_thins_long_axes():
     assert short == dict(tickmode="array", tickvals=[0, 1, 2], ticktext=["a", "b", "a"])
 
 
+@pytest.mark.parametrize("keep", [0, 1, 7, 255, 300, 511])
+def test_tick_thinning_never_hides_the_chosen_token(keep):
+    ticks = viz.tick_axis([f"t{i}" for i in range(512)], max_ticks=40, keep=keep)
+    positions = ticks["tickvals"]
+    assert keep in positions and f"t{keep}" in ticks["ticktext"]
+    assert len(positions) <= 41
+    assert min(b - a for a, b in zip(positions, positions[1:])) >= 13  # ceil(512 / 40): no crowding near it
+
+
+def test_tick_text_is_cut_without_breaking_escapes():
+    ticks = viz.tick_axis(["&lt;" * 20, "internationalisation"])
+    assert ticks["ticktext"] == ["&lt;" * 12 + "…", "internationa…"]
+
+
 # --- attention_heatmap -------------------------------------------------------
 
 
@@ -129,8 +147,9 @@ def test_attention_heatmap_values_labels_and_axes():
     np.testing.assert_array_equal(heat.x, np.arange(n))
     np.testing.assert_array_equal(heat.y, np.arange(n))
     assert list(fig.layout.xaxis.tickvals) == list(range(n))
-    assert list(fig.layout.xaxis.ticktext) == SAFE
-    assert list(fig.layout.yaxis.ticktext) == SAFE
+    assert list(fig.layout.xaxis.ticktext) == TICKS
+    assert list(fig.layout.yaxis.ticktext) == TICKS
+    assert heat.meta["x_labels"] == SAFE and heat.meta["y_labels"] == SAFE
     assert fig.layout.xaxis.title.text == "key (attended to)"
     assert fig.layout.yaxis.title.text == "query (attending)"
     assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1], "query 0 must be on top"
@@ -191,9 +210,9 @@ def test_attention_heatmap_rejects_wrong_label_count():
 
 def test_stages_figure_panels():
     data, mask = stages()
-    fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="Scores to pattern")
+    fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="Scores to pattern", layer=1, head=3)
     panels = heatmaps(fig)
-    assert [a.text for a in fig.layout.annotations] == ["raw Q·Kᵀ", "÷ √d_k", "masked", "softmax"]
+    assert [a.text.split("<br>")[0] for a in fig.layout.annotations] == ["raw Q·Kᵀ", "÷ √d_k", "masked", "softmax"]
     assert fig.layout.title.text == "Scores to pattern"
     assert len(panels) == 4
 
@@ -205,34 +224,65 @@ def test_stages_figure_panels():
         assert np.isnan(panel.z[mask]).all()
         assert not np.isinf(panel.z).any()
     np.testing.assert_allclose(pattern.z[~mask], data["pattern"][~mask], rtol=1e-6)
-    assert (pattern.zmin, pattern.zmax) == (0.0, 1.0)
-    assert [p.colorbar.title.text for p in panels] == ["score", "score", "score", "weight"]
-    assert as_tuple(pattern.colorscale) == as_tuple(scale_of(viz.SEQUENTIAL))
-    assert as_tuple(raw.colorscale) == as_tuple(scale_of(viz.DIVERGING))
+    assert [p.coloraxis for p in panels] == ["coloraxis", "coloraxis", "coloraxis", "coloraxis2"]
+    assert (fig.layout.coloraxis2.cmin, fig.layout.coloraxis2.cmax) == (0.0, 1.0)
+    assert fig.layout.coloraxis.colorbar.title.text == "score" and fig.layout.coloraxis2.colorbar.title.text == "weight"
+    assert as_tuple(fig.layout.coloraxis2.colorscale) == as_tuple(scale_of(viz.SEQUENTIAL))
+    assert as_tuple(fig.layout.coloraxis.colorscale) == as_tuple(scale_of(viz.DIVERGING))
+    assert [(p.meta["stage"], p.meta["layer"], p.meta["head"]) for p in panels] == [
+        (stage, 1, 3) for stage in ("scores_raw", "scores_scaled", "scores_masked", "pattern")
+    ]
     marks = [t for t in fig.data if t.type == "scatter"]
     assert sorted(m.xaxis for m in marks) == ["x3", "x4"]
-    assert list(fig.layout.xaxis2.ticktext) == SAFE
+    assert list(fig.layout.xaxis2.ticktext) == TICKS
 
 
-def test_stages_colorbars_sit_in_their_own_gaps():
+def test_stages_colorbars_sit_in_the_gaps_after_the_scores_and_after_the_pattern():
     data, mask = stages()
     fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t")
     domains = [fig.layout[f"xaxis{s}"].domain for s in ("", "2", "3", "4")]
-    xs = [p.colorbar.x for p in heatmaps(fig)]
-    for index, x in enumerate(xs):
-        assert x >= domains[index][1]
-        if index < 3:
-            assert x < domains[index + 1][0]
-    assert xs == sorted(xs)
+    scores, weights = fig.layout.coloraxis.colorbar.x, fig.layout.coloraxis2.colorbar.x
+    assert domains[2][1] < scores < domains[3][0]
+    assert weights > domains[3][1]
 
 
-def test_stages_shared_score_range():
+def test_stages_raw_and_scaled_share_one_scale_with_each_spread_written_on_it():
     data, mask = stages()
-    fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t", share_score_range=True)
-    ranges = {(p.zmin, p.zmax) for p in heatmaps(fig)[:3]}
-    assert len(ranges) == 1
-    (low, high), = ranges
-    assert high == pytest.approx(np.abs(data["scores_raw"]).max(), rel=1e-6) and low == -high
+    fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t")
+    high = np.abs(data["scores_raw"]).max()
+    assert fig.layout.coloraxis.cmin == pytest.approx(-high) and fig.layout.coloraxis.cmax == pytest.approx(high)
+    assert fig.layout.coloraxis.cmid == 0
+    raw, scaled = fig.layout.annotations[0].text, fig.layout.annotations[1].text
+    low_raw, high_raw = data["scores_raw"].min(), data["scores_raw"].max()
+    assert raw.endswith(f"<sup>{low_raw:.3g} to {high_raw:.3g}</sup>".replace("-", "−"))
+    assert scaled.endswith(f"<sup>{low_raw / 2:.3g} to {high_raw / 2:.3g}</sup>".replace("-", "−"))
+    assert fig.layout.annotations[3].text.endswith(f"largest weight {np.nanmax(data['pattern']):.2f}</sup>")
+
+
+def test_stage_titles_follow_the_state():
+    on = viz.stage_titles(divisor=8.0, d_head=64, mask_name="causal")
+    assert on["scores_scaled"] == "÷ √d_k = ÷ √64 = ÷ 8" and on["scores_masked"] == "masked: causal"
+    assert on["pattern"] == "softmax"
+    off = viz.stage_titles(divisor=1.0, d_head=64, temperature=2.0, mask_name="none", hidden=("[CLS]",))
+    assert off["scores_scaled"] == "no scaling (÷ 1)"
+    assert off["scores_masked"] == "masked: hidden [CLS]"
+    assert off["pattern"] == "softmax(· ÷ T), T = 2"
+    both = viz.stage_titles(divisor=4.0, d_head=16, mask_name="causal+padding", hidden=("the", "cat"))
+    assert both["scores_masked"] == "masked: causal+padding + hidden the, cat"
+    data, mask = stages()
+    fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t", titles=off)
+    assert fig.layout.annotations[1].text.startswith("no scaling (÷ 1)<br>")
+
+
+def test_pattern_colour_to_the_figures_own_maximum():
+    data, mask = stages()
+    data["pattern"] = data["pattern"] * 0.3
+    fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t", pattern_colour="own")
+    top = np.nanmax(np.where(mask, np.nan, data["pattern"]))
+    assert fig.layout.coloraxis2.cmax == pytest.approx(top, rel=1e-6) and fig.layout.coloraxis2.cmin == 0
+    assert fig.layout.coloraxis2.colorbar.title.text == f"weight (0 to max {top:.2g})"
+    with pytest.raises(ValueError, match="pattern colour"):
+        viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t", pattern_colour="loud")
 
 
 def test_stages_figure_requires_all_stages():
@@ -267,7 +317,7 @@ def test_row_stats_figure_values():
     np.testing.assert_allclose(bars[2].y, viz.row_entropy(unscaled), rtol=1e-5)
     uniform = [t for t in fig.data if t.type == "scatter"]
     np.testing.assert_allclose(uniform[0].y, np.log2(np.arange(1, 7)), rtol=1e-6)
-    assert list(fig.layout.xaxis2.ticktext) == SAFE
+    assert list(fig.layout.xaxis2.ticktext) == TICKS
     assert fig.layout.yaxis.title.text == "entropy (bits)"
 
 
@@ -322,7 +372,7 @@ def test_heads_overview_small():
     assert list(fig.layout.yaxis.ticktext) == ["embed", "final"]
     assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)
     z = np.asarray(heatmaps(fig)[0].z)
-    gap = fig.layout.meta["gap"]
+    gap = fig.data[0].meta["gap"]
     assert np.isnan(z[:, 5 : 5 + gap]).all()  # a gap between the panels of head 0 and head 1
 
 
@@ -416,7 +466,7 @@ def test_input_composition_figure():
     largest = max(float(np.abs(p.z).max()) for p in panels)
     assert (axis.cmin, axis.cmax) == (pytest.approx(-largest), pytest.approx(largest))
     assert all(p.coloraxis == "coloraxis" for p in panels)
-    assert list(fig.layout.yaxis.ticktext) == SAFE
+    assert list(fig.layout.yaxis.ticktext) == TICKS
 
 
 # --- embeddings --------------------------------------------------------------
@@ -434,7 +484,7 @@ def test_projection_figure_groups_contextual_points_by_sense():
     fig = viz.projection_figure(points, arrows, title="Static vs contextual", centroids={"river": (1.1, 0.95), "money": (-1.0, 1.5)})
     names = [t.name for t in fig.data]
     assert names == ["static (embedding table)", "in context · river", "in context · money", "reference words (in context)", "centre of each sense"]
-    assert list(fig.data[1].text) == ["bank␣(s1)", "bank␣(s3)"]  # hover text: one series per sense
+    assert list(fig.data[1].text) == ["bank (s1)", "bank (s3)"]  # hover text: one series per sense
     assert fig.data[1].marker.color != fig.data[2].marker.color and fig.data[1].marker.symbol != fig.data[2].marker.symbol
     assert list(fig.data[4].x) == [1.1, -1.0]
     drawn = [a for a in fig.layout.annotations if a.arrowhead == 2]
@@ -496,7 +546,7 @@ def test_sense_layers_figure_draws_same_and_other_sense_per_layer():
 
 def test_trajectory_figure():
     fig = viz.trajectory_figure({"bank (river)": [(0, 0), (1, 1), (2, 1)], "bank (money)": [(0, 0), (-1, 0)]}, title="Across layers")
-    assert [t.name for t in fig.data] == ["bank␣(river)", "bank␣(money)"]
+    assert [t.name for t in fig.data] == ["bank (river)", "bank (money)"]
     assert list(fig.data[0].text) == ["0", "1", "2"]
     assert list(fig.data[0].x) == [0, 1, 2]
     assert "lines" in fig.data[0].mode and "markers" in fig.data[0].mode
@@ -523,8 +573,9 @@ def test_tokens_figure():
     assert sorted(ids) == sorted(["50256", "15496", "476", "335"])
     fills = {t.name: t.line.color for t in fig.data if t.fill == "toself"}
     assert len(set(fills.values())) == 3
-    sections = [line for line in viz.export.figure_to_csv(fig).splitlines() if line.startswith("#")]
-    assert sections == [f"# {kind}: {part}" for kind in ("normal token", "special token", "subword piece") for part in ("text", "id")]
+    assert viz.export.figure_to_csv(fig) == (
+        "position,token,id,kind\n0,<|endoftext|>,50256,special\n1,Hello,15496,normal\n2, wor,476,subword\n3,ld,335,subword\n"
+    )
 
 
 def test_tokens_figure_rejects_unknown_kind():
@@ -545,9 +596,9 @@ def test_print_theme_copies_and_restyles():
     assert printed.layout.font.size >= 18
     assert all(a.font.size >= 18 for a in printed.layout.annotations)
     assert printed.layout.plot_bgcolor == MASK_COLOR
-    panels = heatmaps(printed)
-    assert as_tuple(panels[0].colorscale) == as_tuple(scale_of("RdBu_r"))
-    assert as_tuple(panels[3].colorscale) == as_tuple(scale_of("Viridis"))
+    assert as_tuple(printed.layout.coloraxis.colorscale) == as_tuple(scale_of("RdBu_r"))
+    assert as_tuple(printed.layout.coloraxis2.colorscale) == as_tuple(scale_of("Viridis"))
+    assert printed.layout.xaxis.tickfont.size == 16 and printed.layout.xaxis.tickfont.color == "black"
 
 
 def test_print_theme_replaces_unsafe_scales_and_thickens_lines():

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 import zipfile
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 from hypothesis import given, settings
@@ -23,7 +24,8 @@ from PIL import Image
 from plotly.offline import get_plotlyjs_version
 
 import viz
-import viz.export as export
+import viz.export
+from viz.export import image
 from viz.theme import MASK_COLOR
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -45,18 +47,29 @@ def small_heatmap() -> go.Figure:
 # --- CSV ---------------------------------------------------------------------
 
 
+ATTENTION_HEADER = ["stage", "layer", "head", "query_position", "query_token", "key_position", "key_token", "value"]
+
+
 def test_csv_of_small_heatmap_is_exact():
     assert viz.export.figure_to_csv(small_heatmap()) == (
-        "query (attending) \\ key (attended to),'=SUM(A1),\"a,b\",-2\n"
-        "\"say␣\"\"hi\"\"\",0.5,,\n"
-        "'@home,0.25,-0.125,\n"
+        "stage,layer,head,query_position,query_token,key_position,key_token,value\n"
+        ",,,0,\"say \"\"hi\"\"\",0,'=SUM(A1),0.5\n"
+        ",,,0,\"say \"\"hi\"\"\",1,\"a,b\",\n"
+        ",,,0,\"say \"\"hi\"\"\",2,-2,\n"
+        ",,,1,'@home,0,'=SUM(A1),0.25\n"
+        ",,,1,'@home,1,\"a,b\",-0.125\n"
+        ",,,1,'@home,2,-2,\n"
     )
 
 
 def test_csv_quotes_newlines_and_commas_in_categorical_labels():
-    fig = go.Figure(go.Heatmap(z=[[1, 2]], x=["line\nbreak", "x,y"], y=["row"]))
+    fig = go.Figure(go.Heatmap(z=[[1, 2]], x=["line\nbreak", "x,y"], y=["row"], name="m"))
     rows = list(csv.reader(io.StringIO(viz.export.figure_to_csv(fig))))
-    assert rows == [["y \\ x", "line\nbreak", "x,y"], ["row", "1", "2"]]
+    assert rows == [
+        ["panel", "row", "row_label", "column", "column_label", "value"],
+        ["m", "row", "row", "line\nbreak", "line\nbreak", "1"],
+        ["m", "row", "row", "x,y", "x,y", "2"],
+    ]
 
 
 def test_csv_neutralises_formulas_but_not_negative_numbers():
@@ -69,13 +82,13 @@ def test_csv_neutralises_formulas_but_not_negative_numbers():
         )
     )
     rows = list(csv.reader(io.StringIO(viz.export.figure_to_csv(fig))))
-    assert rows[0] == ["trace", "x", "y", "text"]
-    assert [r[2] for r in rows[1:]] == ["-0.5", "-1e-05", "2", "-3", "4", "5"]
-    assert [r[3] for r in rows[1:]] == ["'=HYPERLINK(\"http://x\")", "'+cmd", "'-x", "'@SUM(1)", "'\tfoo", "-12.5"]
+    assert rows[0] == ["series", "x", "x_label", "y"]
+    assert [r[3] for r in rows[1:]] == ["-0.5", "-1e-05", "2", "-3", "4", "5"]
+    assert [r[2] for r in rows[1:]] == ["'=HYPERLINK(\"http://x\")", "'+cmd", "'-x", "'@SUM(1)", "'\tfoo", "-12.5"]
     assert {r[0] for r in rows[1:]} == {"'=evil"}
 
 
-def test_csv_long_format_and_sections():
+def test_csv_of_several_series_is_one_table():
     fig = go.Figure(
         [
             go.Bar(x=[0, 1], y=np.array([0.5, 0.25], dtype=np.float32), name="entropy"),
@@ -84,34 +97,44 @@ def test_csv_long_format_and_sections():
     )
     fig.update_xaxes(tickvals=[0, 1], ticktext=["The", "&lt;cat&gt;"])
     assert viz.export.figure_to_csv(fig) == (
-        "# entropy\n"
-        "trace,x,y,text\n"
-        "entropy,0,0.5,The\n"
-        "entropy,1,0.25,<cat>\n"
-        "\n"
-        "# uniform\n"
-        "trace,x,y,text\n"
-        "uniform,0,1.0,a\n"
-        "uniform,1,2.0,b\n"
+        "series,x,x_label,y\n"
+        "entropy,0,The,0.5\n"
+        "entropy,1,<cat>,0.25\n"
+        "uniform,0,a,1.0\n"
+        "uniform,1,b,2.0\n"
     )
 
 
-def test_csv_of_stages_has_one_section_per_panel_and_skips_mask_marks():
+def test_csv_of_stages_is_one_tidy_table_that_pandas_reads_without_options():
     n = 3
     mask = np.triu(np.ones((n, n), dtype=bool), k=1)
     scores = np.arange(9, dtype=float).reshape(n, n)
     data = dict(scores_raw=scores, scores_scaled=scores / 2, scores_masked=np.where(mask, -np.inf, scores / 2), pattern=np.eye(n))
-    text = viz.export.figure_to_csv(viz.stages_figure(data, list("abc"), list("abc"), masked=mask, title="t"))
-    sections = text.split("\n\n")
-    assert [s.splitlines()[0] for s in sections] == ["# raw Q·Kᵀ", "# ÷ √d_k", "# masked", "# softmax"]
-    softmax = list(csv.reader(io.StringIO(sections[3].split("\n", 1)[1])))
-    assert softmax == [
-        ["query (attending) \\ key (attended to)", "a", "b", "c"],
-        ["a", "1.0", "", ""],
-        ["b", "0.0", "1.0", ""],
-        ["c", "0.0", "0.0", "1.0"],
-    ]
-    assert "×" not in text
+    fig = viz.stages_figure(data, ["the", "cat", "the"], ["the", "cat", "the"], masked=mask, title="t", layer=1, head=2)
+    text = viz.export.figure_to_csv(fig)
+    assert "×" not in text and "#" not in text and "\n\n" not in text
+    table = pd.read_csv(io.StringIO(text))
+    assert list(table.columns) == ATTENTION_HEADER
+    assert len(table) == 4 * n * n
+    assert list(table["stage"].unique()) == ["scores_raw", "scores_scaled", "scores_masked", "pattern"]
+    assert set(table["layer"]) == {1} and set(table["head"]) == {2}
+    pattern = table[table["stage"] == "pattern"]
+    first_the_to_second_the = pattern[(pattern.query_position == 0) & (pattern.key_position == 2)]
+    assert first_the_to_second_the["value"].isna().all()  # masked: an empty cell
+    second_the = pattern[(pattern.query_position == 2) & (pattern.key_position == 2)]
+    assert second_the["query_token"].item() == "the" and second_the["value"].item() == 1.0
+    raw = table[table["stage"] == "scores_raw"].pivot(index="query_position", columns="key_position", values="value")
+    np.testing.assert_array_equal(raw.to_numpy(), scores)
+
+
+def test_csv_of_the_overview_names_layer_head_and_both_positions():
+    patterns = np.random.default_rng(0).random((2, 3, 4, 4))  # [layer, head, query_pos, key_pos]
+    fig = viz.heads_overview(patterns, list("abcd"), list("abcd"))
+    table = pd.read_csv(io.StringIO(viz.export.figure_to_csv(fig)))
+    assert list(table.columns) == ATTENTION_HEADER and len(table) == 2 * 3 * 16
+    row = table[(table.layer == 1) & (table["head"] == 2) & (table.query_position == 3) & (table.key_position == 0)]
+    assert row["value"].item() == pytest.approx(patterns[1, 2, 3, 0], rel=1e-6)
+    assert (row["query_token"].item(), row["key_token"].item()) == ("d", "a")
 
 
 # --- file names and config ---------------------------------------------------
@@ -179,7 +202,7 @@ def test_static_export_available_here():
 
 
 def test_static_export_reports_missing_chromium(monkeypatch):
-    monkeypatch.setattr(export, "_find_browser", lambda: None)
+    monkeypatch.setattr(image, "_find_browser", lambda: None)
     available, message = viz.export.static_export_available()
     assert not available
     assert "apt-get install chromium" in message and "HTML" in message
@@ -197,7 +220,7 @@ def test_png_has_requested_size():
 def test_png_uses_layout_size_by_default():
     fig = viz.row_stats_figure(np.eye(3), np.eye(3), list("abc"))
     image = Image.open(io.BytesIO(viz.export.figure_to_png(fig, scale=1.0)))
-    assert image.size == (900, fig.layout.height)
+    assert image.size == (1280, fig.layout.height)  # a 1280-pixel slide
 
 
 def test_svg_parses_with_svg_root():
@@ -225,12 +248,12 @@ def test_concurrent_exports_get_their_own_results():
 
 def test_dead_server_falls_back_to_a_one_off_browser(monkeypatch):
     never = threading.Event()
-    monkeypatch.setitem(export._server, "usable", True)
-    monkeypatch.setattr(export, "_server_render", lambda fig_dict, opts: never.wait())
-    monkeypatch.setattr(export, "_server_thread_alive", lambda: False)
+    monkeypatch.setitem(image._server, "usable", True)
+    monkeypatch.setattr(image, "_server_render", lambda fig_dict, opts: never.wait())
+    monkeypatch.setattr(image, "_server_thread_alive", lambda: False)
     data = viz.export.figure_to_png(small_heatmap(), scale=1.0, width=200, height=100)
     assert Image.open(io.BytesIO(data)).size == (200, 100)
-    assert export._server["usable"] is False
+    assert image._server["usable"] is False
     never.set()
 
 
@@ -258,7 +281,7 @@ def test_figures_zip_names_and_manifest():
 
 
 def test_figures_zip_without_chromium_skips_static_files(monkeypatch):
-    monkeypatch.setattr(export, "_find_browser", lambda: None)
+    monkeypatch.setattr(image, "_find_browser", lambda: None)
     archive = zipfile.ZipFile(io.BytesIO(viz.export.figures_zip({"a": small_heatmap(), "A": small_heatmap()})))
     assert set(archive.namelist()) == {"a.html", "a.csv", "a-2.html", "a-2.csv", "manifest.json"}
     manifest = json.loads(archive.read("manifest.json"))
@@ -276,9 +299,9 @@ def test_csv_of_long_heatmap_names_every_token_although_ticks_are_thinned():
     tokens = [f"t{i}" for i in range(n)]
     fig = viz.attention_heatmap(np.zeros((n, n)), tokens, tokens, title="t", colorbar_title="w")
     assert len(fig.layout.xaxis.ticktext) < n
-    rows = list(csv.reader(io.StringIO(viz.export.figure_to_csv(fig))))
-    assert rows[0][1:] == tokens
-    assert [r[0] for r in rows[1:]] == tokens
+    table = pd.read_csv(io.StringIO(viz.export.figure_to_csv(fig)))
+    assert list(table["key_token"][:n]) == tokens
+    assert list(table["query_token"][::n]) == tokens
 
 
 def test_rendered_masked_cell_shows_the_grey_background():

@@ -5,20 +5,18 @@ Every function takes numpy arrays and lists of strings and returns a
 streamlit. Shapes use the words ``batch, head, query_pos, key_pos,
 d_head``; an attention matrix is ``[query_pos, key_pos]``.
 
-Modules: ``labels`` (safe token labels), ``attention``, ``positional``,
-``embeddings``, ``tokens`` (figures), ``theme`` (colours, print theme),
-``export`` (HTML, PNG, SVG, CSV, zip; import it as ``viz.export``,
-which is also the command line ``python -m viz.export``), ``views`` (the figures of each page).
+Modules: ``labels`` (safe token labels); attention figures in ``heatmap``
+(heatmap primitives, one matrix), ``stages`` (scores to pattern side by side,
+row statistics) and ``overview`` (every head as small multiples);
+``positional``, ``embeddings``, ``tokens``, ``prediction`` (figures);
+``theme`` (colours, print theme); ``export`` (a package: PNG/SVG, HTML, CSV,
+zip and folder; also the command line ``python -m viz.export``, whose code is
+``cli``); ``views`` (the figures of each page).
 """
 
-from .attention import (
-    attention_heatmap,
-    downsample,
-    heads_overview,
-    row_entropy,
-    row_stats_figure,
-    stages_figure,
-)
+from .heatmap import attention_heatmap, downsample
+from .overview import heads_overview
+from .stages import row_entropy, row_stats_figure, stage_titles, stages_figure
 from .embeddings import projection_figure, sense_layers_figure, trajectory_figure
 from .labels import position_labels, safe_label, tick_axis
 from .positional import (
@@ -49,6 +47,7 @@ __all__ = [
     "row_stats_figure",
     "safe_label",
     "similarity_by_distance_figure",
+    "stage_titles",
     "stages_figure",
     "tick_axis",
     "tokens_figure",

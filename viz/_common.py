@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import plotly.graph_objects as go
 
 # Traces that only decorate a chart (the "×" marks on masked cells, the outlines
 # of token boxes) carry this ``meta`` so exports such as CSV can leave them out.
@@ -86,3 +87,19 @@ def finite_range(*arrays: np.ndarray, symmetric: bool = False) -> tuple[float, f
     if low == high:
         return low - 0.5, high + 0.5
     return low, high
+
+
+def nothing_to_draw(title: str, why: str) -> go.Figure:
+    """An empty figure that says why it is empty ("no tokens", "no dimensions chosen").
+
+    Figure functions return this for an input with nothing in it, instead of raising or drawing a
+    blank chart; the annotation is named "message" so a test or an export can find it.
+    """
+    from .theme import SCREEN_TEMPLATE
+
+    fig = go.Figure()
+    fig.add_annotation(
+        name="message", text=f"Nothing to draw: {why}.", x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font=dict(size=16)
+    )
+    fig.update_layout(template=SCREEN_TEMPLATE, title=dict(text=title), xaxis=dict(visible=False), yaxis=dict(visible=False), height=260)
+    return fig

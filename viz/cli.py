@@ -9,15 +9,12 @@ files) and the settings used.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from viz.export import figure_to_csv, figure_to_html, figure_to_png, figure_to_svg, safe_filename, static_export_available
+from viz.export.bundle import FORMATS, check_formats, write_folder
 from viz.theme import apply_print_theme
 from viz.views import embedding_figures, overview_figure, positional_figures, scaling_figures, stages_of_head, tokens_figures
-
-FORMATS = ("png", "svg", "html", "csv")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -86,40 +83,12 @@ def build_figures(args: argparse.Namespace):
     return figures, settings, trace.notices
 
 
-def write_figures(figures: dict, out: Path, formats: tuple[str, ...], png_scale: float, print_theme: bool) -> list[dict]:
-    """Write each figure in each format into `out` only; returns the manifest entries."""
-    can_render, why = static_export_available()
-    writers = {
-        "png": lambda fig: figure_to_png(fig, scale=png_scale),
-        "svg": figure_to_svg,
-        "html": figure_to_html,
-        "csv": lambda fig: figure_to_csv(fig).encode("utf-8"),
-    }
-    out.mkdir(parents=True, exist_ok=True)
-    entries = []
-    for figure_id, figure in figures.items():
-        figure = apply_print_theme(figure) if print_theme else figure
-        stem = safe_filename(figure_id)
-        files = []
-        for fmt in formats:
-            if fmt in ("png", "svg") and not can_render:
-                continue
-            path = out / f"{stem}.{fmt}"
-            path.write_bytes(writers[fmt](figure))
-            files.append(path.name)
-        title = figure.layout.title.text or figure_id
-        entries.append(dict(id=figure_id, title=title, files=files))
-    if not can_render and {"png", "svg"} & set(formats):
-        print(f"PNG and SVG skipped: {why}", file=sys.stderr)
-    return entries
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    formats = tuple(f.strip() for f in args.formats.split(",") if f.strip())
-    unknown = set(formats) - set(FORMATS)
-    if unknown:
-        print(f"error: unknown format(s) {', '.join(sorted(unknown))}; choose from {', '.join(FORMATS)}", file=sys.stderr)
+    try:
+        formats = check_formats(f.strip() for f in args.formats.split(",") if f.strip())
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     try:
         figures, settings, notices = build_figures(args)
@@ -128,8 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     for notice in notices:
         print(f"note: {notice}", file=sys.stderr)
-    entries = write_figures(figures, args.out, formats, args.png_scale, args.print_theme)
-    manifest = dict(settings=settings, figures=entries)
-    (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
-    print(f"wrote {len(entries)} figures to {args.out}")
+    if args.print_theme:
+        figures = {figure_id: apply_print_theme(figure) for figure_id, figure in figures.items()}
+    manifest = write_folder(figures, args.out, formats=formats, png_scale=args.png_scale, settings=settings)
+    for note in manifest["notes"]:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"wrote {len(manifest['figures'])} figures to {args.out}")
     return 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from ._common import nothing_to_draw
 from .labels import safe_label
 from .theme import PALETTE, SCREEN_TEMPLATE
 
@@ -149,6 +150,8 @@ def projection_figure(
         "reference": dict(symbol="diamond", color="#999999", name="reference words (in context)"),
     }
 
+    if not points:
+        return nothing_to_draw(title, "the word occurs in none of the sentences")
     series: dict[tuple[str, str | None], list[dict]] = {}
     for point in points:
         series.setdefault(_series_key(point), []).append(point)
@@ -164,7 +167,7 @@ def projection_figure(
                 x=[float(p["x"]) for p in members],
                 y=[float(p["y"]) for p in members],
                 mode="markers",
-                name=safe_label(look["name"], visible_spaces=False),
+                name=safe_label(look["name"]),
                 text=[safe_label(p.get("label", "")) for p in members],
                 marker=dict(size=13 if group == "contextual" else 11, symbol=look["symbol"], color=look["color"],
                             line=dict(width=1, color="white")),
@@ -188,15 +191,15 @@ def projection_figure(
         fig.add_annotation(
             x=float(arrow["x1"]), y=float(arrow["y1"]), ax=float(arrow["x0"]), ay=float(arrow["y0"]),
             xref="x", yref="y", axref="x", ayref="y", text="",
-            hovertext=safe_label(arrow.get("label", ""), visible_spaces=False),
+            hovertext=safe_label(arrow.get("label", "")),
             showarrow=True, arrowhead=2, arrowsize=1.1, arrowwidth=1.2, arrowcolor="rgba(90,90,90,0.55)",
             standoff=8, startstandoff=7,
         )
 
     plot_w = FIGURE_WIDTH - MARGIN["l"] - MARGIN["r"]
     plot_h = FIGURE_HEIGHT - MARGIN["t"] - MARGIN["b"]
-    labelled = [(float(p["x"]), float(p["y"]), safe_label(p.get("label", ""), visible_spaces=False), p) for p in points]
-    labelled += [(c[0], c[1], safe_label(f"centre: {name}", visible_spaces=False), None) for name, c in centroids.items()]
+    labelled = [(float(p["x"]), float(p["y"]), safe_label(p.get("label", "")), p) for p in points]
+    labelled += [(c[0], c[1], safe_label(f"centre: {name}"), None) for name, c in centroids.items()]
     if labelled:
         x_range, y_range = _plot_ranges([l[0] for l in labelled], [l[1] for l in labelled], plot_w, plot_h)
         scale = plot_w / (x_range[1] - x_range[0])
@@ -228,6 +231,8 @@ def sense_layers_figure(by_layer: list[dict], *, title: str) -> go.Figure:
     ``by_layer``: dicts ``{layer, same, other, ratio}`` from the static embedding ("static") through
     the input (0) to the last layer. Where the two lines part is where the network tells the senses apart.
     """
+    if not by_layer:
+        return nothing_to_draw(title, "give the sense of the word in at least two sentences of two senses")
     names = [("static" if b["layer"] == "static" else "input (0)" if b["layer"] == 0 else f"layer {b['layer']}") for b in by_layer]
     x = list(range(len(by_layer)))
     fig = go.Figure()
@@ -258,6 +263,8 @@ def trajectory_figure(tracks: dict[str, list[tuple[float, float]]], *, title: st
     first, usually the embedding). Markers carry the layer number, so the
     reader can follow where in the network a token's meaning moves.
     """
+    if not tracks:
+        return nothing_to_draw(title, "the word occurs in none of the sentences")
     fig = go.Figure()
     for index, (label, points) in enumerate(tracks.items()):
         name = safe_label(label)

@@ -45,7 +45,12 @@ def _escape_char(ch: str, visible_spaces: bool) -> str:
     return ch
 
 
-def safe_label(text: str, *, visible_spaces: bool = True, max_chars: int | None = None) -> str:
+def _spaces_name(text: str) -> str:
+    """A label for a token made only of plain spaces: "(space)", "(3 spaces)"."""
+    return "(space)" if len(text) == 1 else f"({len(text)} spaces)"
+
+
+def safe_label(text: str, *, visible_spaces: bool = False, max_chars: int | None = None) -> str:
     """Make token text safe and visible as a plotly label.
 
     * ``&``, ``<``, ``>`` become ``&amp;``, ``&lt;``, ``&gt;`` (shown literally
@@ -53,9 +58,10 @@ def safe_label(text: str, *, visible_spaces: bool = True, max_chars: int | None 
     * control, zero-width and other invisible characters become escapes such
       as ``\\n``, ``\\x00`` or ``\\u200b``; unusual spaces (no-break space, em
       space) too;
-    * a space becomes ``␣``, so the leading space of a GPT-2 token like
-      ``" the"`` shows as ``␣the``; with ``visible_spaces=False`` only a label
-      made of nothing but spaces is changed;
+    * with ``visible_spaces`` (the Tokens page, where spaces are the point) a
+      space becomes ``␣``, so the leading space of a GPT-2 token like
+      ``" the"`` shows as ``␣the``; otherwise spaces stay spaces and a label
+      made of nothing but spaces is named, "(space)" or "(3 spaces)";
     * the empty string becomes ``∅``;
     * ``max_chars`` shortens long text to that many characters plus ``…``
       (counted before escaping, so an escape is never cut in half).
@@ -65,8 +71,9 @@ def safe_label(text: str, *, visible_spaces: bool = True, max_chars: int | None 
         return EMPTY_SYMBOL
     if max_chars is not None and len(text) > max_chars:
         text = text[: max(max_chars, 1)] + ELLIPSIS
-    spaces = visible_spaces or text.strip(" ") == ""
-    visible = "".join(_escape_char(ch, spaces) for ch in text)
+    if not visible_spaces and text.strip(" ") == "":
+        return _spaces_name(text)
+    visible = "".join(_escape_char(ch, visible_spaces) for ch in text)
     return html.escape(visible, quote=False)
 
 
@@ -79,17 +86,48 @@ def position_labels(tokens: list[str], **kwargs) -> list[str]:
     return [safe_label(token, **kwargs) for token in tokens]
 
 
-def tick_axis(labels: list[str], *, max_ticks: int = 60) -> dict:
+MAX_TICK_CHARS = 12
+
+
+def short_label(label: str, max_chars: int = MAX_TICK_CHARS) -> str:
+    """An escaped label cut to ``max_chars`` visible characters plus "…" (never inside an escape)."""
+    text = html.unescape(label)
+    if len(text) <= max_chars:
+        return label
+    return html.escape(text[:max_chars] + ELLIPSIS, quote=False)
+
+
+def tick_positions(n: int, max_ticks: int, keep: int | None = None) -> list[int]:
+    """Every k-th position of ``0 .. n-1`` so that at most ``max_ticks`` are shown (about).
+
+    ``keep`` (the chosen token) is always among them: ticks closer to it than
+    the step are dropped, so it never collides with a neighbour.
+    """
+    step = max(1, math.ceil(n / max(max_ticks, 1)))
+    positions = list(range(0, n, step))
+    if keep is not None and 0 <= keep < n and keep not in positions:
+        positions = sorted([p for p in positions if abs(p - keep) >= step] + [keep])
+    return positions
+
+
+TICK_FONT_PX = 12
+
+
+def ticks_for(length_px: float, font_px: float = TICK_FONT_PX) -> int:
+    """How many tick labels fit along ``length_px`` pixels at ``font_px``: one per 1.6 font heights."""
+    return max(2, int(length_px / (1.6 * font_px)))
+
+
+def tick_axis(labels: list[str], *, max_ticks: int = 60, keep: int | None = None) -> dict:
     """Axis settings that show ``labels`` at the positions ``0 .. n-1``.
 
     With more than ``max_ticks`` labels only every k-th one is shown, so that a
-    512-token axis stays readable; hover text still names every position.
+    512-token axis stays readable (``keep``, the chosen position, always is);
+    hover text still names every position. Tick text is cut to 12 characters.
     """
-    n = len(labels)
-    step = max(1, math.ceil(n / max_ticks)) if max_ticks else 1
-    positions = list(range(0, n, step))
+    positions = tick_positions(len(labels), max_ticks, keep)
     return dict(
         tickmode="array",
         tickvals=positions,
-        ticktext=[labels[i] for i in positions],
+        ticktext=[short_label(labels[i]) for i in positions],
     )

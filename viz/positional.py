@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ._common import as_float32, check_labels, finite_range, labels_meta
+from ._common import as_float32, check_labels, finite_range, labels_meta, nothing_to_draw
 from .labels import position_labels, safe_label, tick_axis
 from .theme import DIVERGING, PALETTE, SCREEN_TEMPLATE
 
@@ -49,6 +49,8 @@ def pe_heatmap(pe, *, title: str = "Positional encoding: one row per position") 
     """
     values = as_float32(pe, ndim=2, name="pe")  # [n_positions, d_model]
     n_positions, d_model = values.shape
+    if values.size == 0:
+        return nothing_to_draw(title, "no positions")
     fig = go.Figure(_unit_heatmap(values, "value", "position %{y}<br>dim %{x}<br>value %{z:.3f}"))
     fig.update_layout(
         template=SCREEN_TEMPLATE,
@@ -77,6 +79,8 @@ def pe_curves(pe, dims: list[int], *, sinusoidal: bool = True, title: str = "Sel
     bad = [d for d in dims if not 0 <= int(d) < d_model]
     if bad:
         raise ValueError(f"dims {bad} outside 0..{d_model - 1}")
+    if n_positions == 0 or not dims:
+        return nothing_to_draw(title, "no positions" if n_positions == 0 else "no dimensions chosen")
     positions = np.arange(n_positions)
     fig = go.Figure()
     for index, dim in enumerate(int(d) for d in dims):
@@ -109,6 +113,8 @@ def position_similarity_heatmap(sim, *, title: str = "Cosine similarity between 
     """
     values = as_float32(sim, ndim=2, name="sim")  # [position_i, position_j]
     n_rows, n_cols = values.shape
+    if values.size == 0:
+        return nothing_to_draw(title, "no positions")
     fig = go.Figure(_unit_heatmap(values, "cosine", "positions %{y} and %{x}<br>cosine %{z:.3f}"))
     fig.update_layout(
         template=SCREEN_TEMPLATE,
@@ -142,6 +148,8 @@ def similarity_by_distance_figure(
     learned encoding next to the sinusoidal one.
     """
     lines = {label: (distances, similarity), **(series or {})}
+    if all(np.asarray(ys).size == 0 for _, ys in lines.values()):
+        return nothing_to_draw(title, "no pairs of positions")
     fig = go.Figure()
     for index, (name, (xs, ys)) in enumerate(lines.items()):
         xs = np.asarray(xs)
@@ -153,7 +161,7 @@ def similarity_by_distance_figure(
                 x=xs,
                 y=ys,
                 mode="lines+markers",
-                name=safe_label(name, visible_spaces=False),
+                name=safe_label(name),
                 line=dict(color=PALETTE[index % len(PALETTE)], width=2),
                 marker=dict(size=5),
                 hovertemplate="%{fullData.name}<br>distance %{x}<br>cosine %{y:.3f}<extra></extra>",
@@ -187,6 +195,8 @@ def input_composition_figure(
     position = as_float32(positional, ndim=2, name="positional")  # [n_positions, d_model]
     if position.shape[0] < n_tokens or position.shape[1] != d_model:
         raise ValueError(f"positional has shape {position.shape}, need at least ({n_tokens}, {d_model})")
+    if tokens.size == 0:
+        return nothing_to_draw(title, "no tokens")
     position = position[:n_tokens]  # [seq, d_model]
     total = tokens + position  # [seq, d_model]
     token_labels = position_labels(check_labels(labels, n_tokens, "labels"))

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from viz._common import nothing_to_draw
 from viz.labels import safe_label
 from viz.theme import SCREEN_TEMPLATE, SEQUENTIAL
 
 
 def next_token_figure(tokens: list[str], probabilities: list[float], *, title: str) -> go.Figure:
     """Top-k next tokens as horizontal bars, most likely on top; x is the probability in [0, 1]."""
+    if not tokens:
+        return nothing_to_draw(title, "no tokens")
     labels = [safe_label(t) for t in tokens]
     fig = go.Figure(
         go.Bar(
@@ -36,6 +39,8 @@ def next_token_figure(tokens: list[str], probabilities: list[float], *, title: s
 
 def last_row_figure(rows, key_labels: list[str], row_labels: list[str], *, title: str) -> go.Figure:
     """What the last token attended to: one row per head, one column per key; weights in [0, 1]."""
+    if not len(key_labels) or not len(row_labels):
+        return nothing_to_draw(title, "no tokens" if not len(key_labels) else "no heads")
     fig = go.Figure(
         go.Heatmap(
             z=rows,

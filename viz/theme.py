@@ -18,6 +18,9 @@ from __future__ import annotations
 import plotly.colors as pc
 import plotly.graph_objects as go
 
+from ._common import is_decoration
+from .labels import short_label, tick_positions
+
 SEQUENTIAL = "Viridis"
 DIVERGING = "RdBu_r"
 
@@ -45,6 +48,7 @@ PALETTE = (
 SCREEN_TEMPLATE = "plotly_white"
 
 PRINT_FONT_SIZE = 18
+PRINT_TICK_SIZE = 16
 PRINT_TITLE_SIZE = 24
 PRINT_LINE_WIDTH = 3
 PRINT_HEIGHT_FACTOR = 1.3
@@ -90,6 +94,33 @@ def _bump(size, minimum: int) -> int:
     return max(int(size or 0), minimum)
 
 
+def _rethin_ticks(fig: go.Figure, growth: float) -> None:
+    """Show fewer token labels on axes whose font grows by ``growth``, keeping the chosen token.
+
+    Works on axes of heatmaps that carry their full label lists in ``meta`` (see
+    ``viz._common.labels_meta``): the same pixels hold ``1 / growth`` as many labels.
+    """
+    done = set()
+    for trace in fig.data:
+        meta = trace.meta if isinstance(trace.meta, dict) else None
+        if trace.type != "heatmap" or meta is None:
+            continue
+        keep = meta.get("keep") or [None, None]
+        for letter, ref, kept in (("x", trace.xaxis, keep[1]), ("y", trace.yaxis, keep[0])):
+            labels = meta.get(f"{letter}_labels")
+            name = f"{letter}axis{(ref or letter)[1:]}"
+            axis = fig.layout[name]
+            if name in done:
+                continue
+            done.add(name)
+            if labels is None or axis.tickmode != "array" or axis.tickvals is None or len(labels) < 2:
+                continue
+            shown = len(axis.tickvals)
+            positions = tick_positions(len(labels), max(2, int(shown / growth)), kept)
+            axis.tickvals = positions
+            axis.ticktext = [short_label(labels[i]) for i in positions]
+
+
 def apply_print_theme(fig: go.Figure) -> go.Figure:
     """Return a copy of ``fig`` restyled for slides and paper.
 
@@ -112,7 +143,15 @@ def apply_print_theme(fig: go.Figure) -> go.Figure:
         title_font=dict(size=PRINT_TITLE_SIZE),
     )
 
+    _rethin_ticks(out, PRINT_TICK_SIZE / 12)
+    for name in [key for key in out.layout if key.startswith(("xaxis", "yaxis"))]:
+        axis = out.layout[name]
+        axis.tickfont = dict(size=PRINT_TICK_SIZE, color="black")
+        axis.title.font = dict(size=PRINT_FONT_SIZE, color="black")
+
     for trace in out.data:
+        if is_decoration(trace):
+            continue
         if trace.type == "heatmap" and not trace.coloraxis:
             trace.colorscale = _print_scale(trace.colorscale, trace.zmid)
         if trace.type == "scatter":
@@ -126,6 +165,10 @@ def apply_print_theme(fig: go.Figure) -> go.Figure:
     for name in [key for key in out.layout if key.startswith("coloraxis")]:
         axis = out.layout[name]
         axis.colorscale = _print_scale(axis.colorscale, axis.cmid)
+        axis.colorbar.tickfont = dict(size=PRINT_TICK_SIZE, color="black")
+    for trace in out.data:
+        if trace.type == "heatmap" and not trace.coloraxis:
+            trace.colorbar.tickfont = dict(size=PRINT_TICK_SIZE, color="black")
 
     for annotation in out.layout.annotations:
         annotation.font.size = _bump(annotation.font.size, PRINT_FONT_SIZE)

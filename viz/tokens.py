@@ -18,7 +18,7 @@ import html
 
 import plotly.graph_objects as go
 
-from ._common import DECORATION_META
+from ._common import DECORATION_META, nothing_to_draw
 from .labels import safe_label
 from .theme import SCREEN_TEMPLATE
 
@@ -64,7 +64,9 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
     unknown_kinds = sorted({str(r.get("kind")) for r in rows} - KINDS.keys())
     if unknown_kinds:
         raise ValueError(f"unknown token kinds {unknown_kinds}; expected one of {list(KINDS)}")
-    labels = [safe_label(r.get("text", "")) for r in rows]
+    if not rows:
+        return nothing_to_draw(title, "no tokens")
+    labels = [safe_label(r.get("text", ""), visible_spaces=True) for r in rows]
     ids = ["–" if r.get("id") is None else str(r["id"]) for r in rows]
     boxes = _layout_boxes(labels, row_width)
 
@@ -131,5 +133,11 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
         height=120 + 75 * n_rows,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0),
         margin=dict(l=10, r=10, t=80, b=10),
+        meta=dict(
+            table=dict(
+                columns=["position", "token", "id", "kind"],
+                rows=[[i, str(r.get("text", "")), r.get("id"), r["kind"]] for i, r in enumerate(rows)],
+            )
+        ),
     )
     return fig

@@ -8,7 +8,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.attention import attention_heatmap, downsample, heads_overview, row_stats_figure, stages_figure
+from viz.heatmap import attention_heatmap, downsample
+from viz.overview import heads_overview
+from viz.stages import row_stats_figure, stages_figure
 from viz.embeddings import projection_figure, trajectory_figure
 from viz.positional import pe_curves, pe_heatmap, position_similarity_heatmap, similarity_by_distance_figure
 from viz.labels import safe_label

@@ -1,0 +1,101 @@
+"""The head view's data, figure, CSV and standalone page (no browser)."""
+
+import csv
+import io
+import json
+import re
+
+import numpy as np
+import pytest
+
+from model import load_model
+from ui.head_view import CSS, JS
+from viz.head_view import (
+    FOCUS_WINDOW,
+    component_data,
+    focus_start,
+    head_view_data,
+    head_view_figure,
+    head_view_html,
+    pinned_row_csv,
+)
+
+TEXT = "The cat sat on the mat because it was tired."
+
+
+@pytest.fixture(scope="module")
+def trace():
+    return load_model("toy").trace([TEXT])
+
+
+def test_data_is_the_traces_pattern_and_lines_keep_only_weights_above_the_threshold(trace):
+    view = head_view_data(trace, 0, 1, [0, 2])
+    pattern = trace.stages(1).pattern[0, [0, 2]].numpy()
+    np.testing.assert_array_equal(view.weights, pattern)
+    data = component_data(view, pinned=4)
+    for line, weights in zip(data["lines"], pattern):
+        expected = np.argwhere(weights >= view.threshold)
+        assert list(zip(line["q"], line["k"])) == [tuple(x) for x in expected]
+        assert line["w"] == [round(float(weights[q, k]) * 1000) for q, k in expected]
+    np.testing.assert_allclose(data["row"]["weights"], pattern[:, 4], atol=1e-6)
+    assert data["row"]["masked"] == [k > 4 for k in range(len(view.labels))]  # the trained toy model is causal
+    hidden, total = view.hidden_lines()
+    assert hidden == int(((pattern > 0) & (pattern < view.threshold)).sum()) and total == int((pattern > 0).sum())
+    assert f"({hidden:,} of {total:,})" in data["note"]
+    json.dumps(data)
+
+
+def test_figure_draws_the_pinned_row_only_with_one_opacity_step_per_weight(trace):
+    view = head_view_data(trace, 0, 0, [0, 1, 2, 3])
+    fig = head_view_figure(view, pinned=5, pair=(5, 1))
+    lines = [t for t in fig.data if t.mode == "lines" and t.x[0] is not None and t.name != "worked example"]
+    drawn = sum(len(t.x) // 3 for t in lines)
+    assert drawn == int((view.weights[:, 5] >= view.threshold).sum())
+    for t in lines:
+        head = int(t.name.split()[1])
+        weights = view.weights[view.heads.index(head), 5]
+        keys = [round(-y) for y in t.y[1::3]]
+        assert all(abs(t.opacity - (min(int(weights[k] * 8), 7) + 1) / 8) < 1e-9 for k in keys)
+    assert [t for t in fig.data if t.name == "worked example"][0].y == (-5, -1)
+    texts = [t for t in fig.data if t.mode == "text"]
+    assert list(texts[1].text) == view.labels and "<b>mat</b>" in texts[0].text
+    assert "Lines below a weight of 0.02 are not drawn" in fig.layout.title.text
+
+
+def test_long_input_is_drawn_through_a_focus_window():
+    trace = load_model("toy").trace(["the cat sat on the mat . " * 80])
+    view = head_view_data(trace, 0, 0, [0])
+    assert view.n > FOCUS_WINDOW
+    assert focus_start(view.n, 300) == 300 - FOCUS_WINDOW // 2
+    assert focus_start(view.n, view.n - 1) == view.n - FOCUS_WINDOW
+    fig = head_view_figure(view, pinned=300)
+    assert len([t for t in fig.data if t.mode == "text"][0].text) == FOCUS_WINDOW
+    assert f"positions {300 - FOCUS_WINDOW // 2}–{300 + FOCUS_WINDOW // 2 - 1} of {view.n}" in fig.layout.title.text
+    assert "shown 128 at a time (focus window)" in view.note()
+
+
+def test_pinned_row_csv_has_every_key_and_leaves_masked_cells_empty(trace):
+    view = head_view_data(trace, 0, 0, [1, 3])
+    rows = list(csv.reader(io.StringIO(pinned_row_csv(view, 2))))
+    assert rows[0] == ["query token", "key position", "key token", "head 1", "head 3"]
+    assert [r[2] for r in rows[1:]] == view.labels
+    assert float(rows[1][3]) == pytest.approx(float(view.weights[0, 2, 0]), abs=1e-6)
+    assert rows[4][3:] == ["", ""]  # key 3 is after query 2: masked
+
+
+def test_word_level_view_states_its_rule(trace):
+    view = head_view_data(trace, 0, 0, [0], words=True)
+    assert view.words and view.labels[:3] == ["The", "cat", "sat"]
+    assert view.note().startswith("Word level: a word's weight to a key word is the sum over the key word's pieces")
+
+
+def test_standalone_page_inlines_the_component_and_needs_no_network(trace):
+    view = head_view_data(trace, 0, 0, [0, 1])
+    page = head_view_html(view, JS, CSS, pinned=3).decode()
+    assert "export default" not in page and "function headView(component)" in page
+    assert not re.search(r"""(src|href)=["']?https?:""", page)
+    payload = json.loads(re.search(r"data: (\{.*\}) \};", page).group(1))
+    assert payload["tokens"] == view.labels and payload["pinned"] == 3
+    assert "<script>alert(1)</script>" not in head_view_html(
+        head_view_data(load_model("toy").trace(["<script>alert(1)</script>"]), 0, 0, [0]), JS, CSS
+    ).decode()

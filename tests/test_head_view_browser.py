@@ -1,0 +1,183 @@
+"""The head view component in a real browser: Debian's chromium driven by Playwright against
+`streamlit run tests/apps/head_view_app.py` (the component alone, no sidebar)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+import xml.etree.ElementTree as ElementTree
+
+import pytest
+import torch
+from PIL import Image
+
+from conftest import BROWSER_ARGS, CHROMIUM, ROOT, free_port
+from model import load_model
+from model.words import word_groups, word_pattern
+
+pytestmark = pytest.mark.browser
+TEXT = "The cat sat on the mat because it was tired."
+HEADS = [0, 1, 2, 3]
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    port = free_port()
+    log = tempfile.TemporaryFile()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "tests/apps/head_view_app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true"],
+        cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1"), stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        process.kill()
+        log.seek(0)
+        pytest.fail("streamlit did not start: " + log.read().decode()[-2000:])
+    yield url
+    process.terminate()
+    process.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    assert os.path.exists(CHROMIUM), "Debian's chromium is needed: apt-get install chromium"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
+    yield context.new_page()
+    context.close()
+
+
+def open_app(page, url, **query):
+    page.goto(f"{url}/?{urllib.parse.urlencode(query)}")
+    page.wait_for_selector(".hv-q .hv-tok", timeout=90_000)
+
+
+def query_of(page) -> dict:
+    return dict(urllib.parse.parse_qsl(urllib.parse.urlparse(page.url).query))
+
+
+def wait_for_query(page, name, value, timeout=30_000):
+    deadline = time.monotonic() + timeout / 1000
+    while time.monotonic() < deadline:
+        if query_of(page).get(name) == value:
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"{name}={value!r} never reached the URL: {page.url}")
+
+
+def table_weights(page, position: int) -> list[list[float]]:
+    """The weights of the pinned-row table, per head, once it shows `position`."""
+    page.wait_for_selector(f".hv-row-table caption:has-text('(position {position})')", timeout=30_000)
+    cells = page.locator(".hv-row-table tbody tr").evaluate_all(
+        "rows => rows.map(r => [...r.querySelectorAll('td.hv-w')].map(td => Number(td.dataset.value)))"
+    )
+    return torch.tensor(cells).T.tolist()  # [head, key]
+
+
+@pytest.fixture(scope="module")
+def pattern():
+    trace = load_model("toy").trace([TEXT])
+    return trace.stages(0).pattern[0, HEADS]  # [head, query_pos, key_pos]
+
+
+def test_click_pins_the_row_and_the_table_is_the_traces_row(app_url, page, pattern):
+    open_app(page, app_url, text=TEXT)
+    tokens = page.locator(".hv-q .hv-tok")
+    assert tokens.all_inner_texts()[:6] == ["the", "cat", "sat", "on", "the", "mat"]
+    tokens.nth(5).click()
+    wait_for_query(page, "pin", "5")
+    torch.testing.assert_close(torch.tensor(table_weights(page, 5)), pattern[:, 5], atol=1e-6, rtol=0)
+    assert tokens.nth(5).get_attribute("aria-pressed") == "true"
+    tokens.nth(5).click()  # a second click unpins
+    wait_for_query(page, "pin", None)
+    assert page.locator(".hv-row-table").count() == 0
+
+
+def test_keyboard_moves_pins_and_clears(app_url, page, pattern):
+    open_app(page, app_url, text=TEXT, pin="2")
+    table_weights(page, 2)
+    pinned = page.locator(".hv-q .hv-tok").nth(2)
+    pinned.focus()
+    assert pinned.evaluate("b => b.matches(':focus-visible') || document.activeElement === b || b.getRootNode().activeElement === b")
+    page.keyboard.press("ArrowDown")
+    wait_for_query(page, "pin", "3")
+    torch.testing.assert_close(torch.tensor(table_weights(page, 3)), pattern[:, 3], atol=1e-6, rtol=0)
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    wait_for_query(page, "pin", "5")
+    page.keyboard.press("Escape")
+    wait_for_query(page, "pin", None)
+    page.keyboard.press("ArrowUp")  # unpinned: arrows move the focus only
+    page.keyboard.press("Enter")
+    wait_for_query(page, "pin", "4")
+    # to the keys' column, then Enter asks for the pair's worked example
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("Enter")
+    wait_for_query(page, "cell", "4,3")
+    expected = float(pattern[0, 4, 3])
+    assert page.get_by_text(f"query 4 → key 3, weight {expected:.4f}").count() == 1
+
+
+def test_clicking_a_key_sets_the_worked_example(app_url, page, pattern):
+    open_app(page, app_url, text=TEXT, pin="7")
+    table_weights(page, 7)
+    page.locator(".hv-k .hv-tok").nth(1).click()
+    wait_for_query(page, "cell", "7,1")
+    assert page.get_by_text(f"query 7 → key 1, weight {float(pattern[0, 7, 1]):.4f}").count() == 1
+    assert page.locator(".hv-row-table tr.hv-pair-row th").inner_text() == "1"
+
+
+def test_word_level_merges_pieces(app_url, page):
+    text = "The antidisestablishmentarianism of tokenization."
+    open_app(page, app_url, text=text, tok="gpt2-bpe", words="1")
+    assert page.locator(".hv-q .hv-tok").all_inner_texts() == ["The", "antidisestablishmentarianism", "of", "tokenization", "."]
+    assert "sum over the key word's pieces" in page.locator(".hv-note").inner_text()
+    page.locator(".hv-q .hv-tok").nth(3).click()
+    wait_for_query(page, "pin", "3")
+    trace = load_model("toy-random", tokenizer="gpt2-bpe").trace([text])
+    merged = word_pattern(trace.stages(0).pattern[0, HEADS], word_groups(trace.tokens[0], text))
+    torch.testing.assert_close(torch.tensor(table_weights(page, 3)), merged[:, 3], atol=1e-6, rtol=0)
+
+
+def test_png_svg_and_csv_downloads(app_url, page, tmp_path):
+    open_app(page, app_url, text=TEXT, pin="5")
+    table_weights(page, 5)
+    with page.expect_download(timeout=90_000) as png_download:
+        page.get_by_role("button", name="PNG").click()
+    png = png_download.value.path().read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert Image.open(io.BytesIO(png)).size[0] >= 1000
+    with page.expect_download(timeout=90_000) as svg_download:
+        page.get_by_role("button", name="SVG").click()
+    svg = svg_download.value.path().read_text()
+    assert ElementTree.fromstring(svg.encode()).tag.endswith("svg")
+    assert ">mat<" in svg and "head 3" in svg
+    with page.expect_download(timeout=30_000) as csv_download:
+        page.get_by_role("button", name="CSV").click()
+    rows = csv_download.value.path().read_text().splitlines()
+    assert rows[0] == "query token,key position,key token,head 0,head 1,head 2,head 3"
+    assert rows[1].startswith("mat,0,the,") and rows[-1].endswith(",,,")  # keys after the query are masked (causal)

@@ -1,0 +1,137 @@
+"""Every figure of a view in every format: a zip built in memory, or files in a folder, each with a manifest.
+
+Both writers go through ``figure_files``, so a zip and a folder hold the same files under the same names.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import zipfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+from .image import figure_to_png, figure_to_svg, static_export_available
+from .names import safe_filename, unique_stem
+from .standalone import figure_to_html
+from .tables import figure_to_csv
+
+FORMATS = ("png", "svg", "html", "csv")
+STATIC_FORMATS = ("png", "svg")
+
+
+def check_formats(formats: Iterable[str]) -> tuple[str, ...]:
+    """``formats`` without repeats, in the given order; ``ValueError`` naming any unknown one."""
+    formats = tuple(dict.fromkeys(formats))
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise ValueError(f"unknown formats {unknown}; choose from {FORMATS}")
+    return formats
+
+
+def figure_title(fig: go.Figure) -> str:
+    """The figure's title as plain text (labels are HTML-escaped inside figures)."""
+    title = fig.layout.title.text if fig.layout.title is not None else None
+    return html.unescape(title) if title else ""
+
+
+def _encode(fig: go.Figure, fmt: str, stem: str, png_scale: float) -> bytes:
+    if fmt == "png":
+        return figure_to_png(fig, scale=png_scale)
+    if fmt == "svg":
+        return figure_to_svg(fig)
+    if fmt == "html":
+        return figure_to_html(fig, filename=stem)
+    return figure_to_csv(fig).encode("utf-8")
+
+
+def figure_files(
+    figures: dict[str, go.Figure], formats: Iterable[str], png_scale: float, manifest: dict
+) -> Iterator[tuple[str, bytes]]:
+    """Yield ``(file name, bytes)`` for every figure in every format, filling ``manifest``.
+
+    Names are ``{safe_filename(id)}.{ext}``, made unique. Without Chromium, PNG and SVG are skipped
+    and ``manifest["notes"]`` says why; a figure that fails to render is noted the same way and its
+    other files are still written. ``manifest["figures"]`` gets each figure's id, title and files.
+    """
+    formats = check_formats(formats)
+    static_ok, static_message = static_export_available()
+    if not static_ok and set(formats) & set(STATIC_FORMATS):
+        manifest["notes"].append(static_message)
+    taken: set[str] = {"manifest"}
+    for figure_id, fig in figures.items():
+        stem = unique_stem(safe_filename(figure_id), taken)
+        files = []
+        for fmt in formats:
+            if fmt in STATIC_FORMATS and not static_ok:
+                continue
+            name = f"{stem}.{fmt}"
+            try:
+                data = _encode(fig, fmt, stem, png_scale)
+            except (RuntimeError, TimeoutError) as error:
+                manifest["notes"].append(f"{name} skipped: {error}")
+                continue
+            files.append(name)
+            yield name, data
+        manifest["figures"].append({"id": str(figure_id), "title": figure_title(fig), "files": files})
+
+
+def new_manifest(settings: dict | None = None) -> dict:
+    """An empty manifest: the settings that made the figures, then the figures and notes."""
+    return {"settings": dict(settings or {}), "figures": [], "notes": []}
+
+
+def _manifest_bytes(manifest: dict) -> bytes:
+    return json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+def figures_zip(
+    figures: dict[str, go.Figure],
+    *,
+    formats: Iterable[str] = FORMATS,
+    scale: float = 2.0,
+    settings: dict | None = None,
+) -> bytes:
+    """A zip (bytes, built in memory) holding every figure in every format plus ``manifest.json``.
+
+    Entry timestamps are fixed, so the same figures give the same bytes.
+    """
+    formats = check_formats(formats)
+    manifest = new_manifest(settings)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+
+        def write(name: str, data: bytes) -> None:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+
+        for name, data in figure_files(figures, formats, scale, manifest):
+            write(name, data)
+        write("manifest.json", _manifest_bytes(manifest))
+    return buffer.getvalue()
+
+
+def write_folder(
+    figures: dict[str, go.Figure],
+    out: Path,
+    *,
+    formats: Iterable[str] = FORMATS,
+    png_scale: float = 2.0,
+    settings: dict | None = None,
+) -> dict:
+    """Write every figure in every format and ``manifest.json`` into ``out`` (created if needed).
+
+    Nothing is written outside ``out``. Returns the manifest.
+    """
+    formats = check_formats(formats)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = new_manifest(settings)
+    for name, data in figure_files(figures, formats, png_scale, manifest):
+        (out / name).write_bytes(data)
+    (out / "manifest.json").write_bytes(_manifest_bytes(manifest))
+    return manifest

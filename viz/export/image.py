@@ -1,0 +1,195 @@
+"""PNG and SVG of a figure, rendered by kaleido in a headless Chromium.
+
+Starting the browser takes about two seconds, so the first export starts
+kaleido's persistent server (``kaleido.start_sync_server``) and later exports
+reuse it (about 0.2 s each). Calls are serialised by a lock, because that
+server answers requests in order and is not safe for concurrent callers; for
+the same reason use these helpers rather than ``fig.to_image`` in the app. If
+the server fails or stops answering, a one-off browser renders the image
+instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import threading
+import time
+
+import plotly.graph_objects as go
+
+DEFAULT_WIDTH = 1280
+DEFAULT_HEIGHT = 720
+RENDER_TIMEOUT = 60.0
+
+NO_CHROMIUM_MESSAGE = (
+    "PNG/SVG need Chromium: apt-get install chromium; "
+    "HTML and the chart's camera button still work"
+)
+
+_BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+
+# --- which browser kaleido would use -----------------------------------------
+
+
+def _find_browser() -> str | None:
+    """The Chromium kaleido would start, or None (honours ``BROWSER_PATH``)."""
+    try:
+        from choreographer.browsers import Chromium
+
+        found = Chromium.find_browser(skip_local=False)
+    except Exception:
+        found = os.environ.get("BROWSER_PATH") or next(
+            (path for path in map(shutil.which, _BROWSER_NAMES) if path), None
+        )
+    if found and os.path.isfile(found) and os.access(found, os.X_OK):
+        return found
+    return None
+
+
+def static_export_available() -> tuple[bool, str]:
+    """Whether PNG/SVG export can work here, and a message for the user.
+
+    Kaleido 1.x no longer ships a browser: it drives an installed Chromium
+    (found on ``PATH``, at the usual install paths or via ``BROWSER_PATH``).
+    """
+    try:
+        import kaleido  # noqa: F401
+    except ImportError:
+        return False, "PNG/SVG need the kaleido package; HTML and the chart's camera button still work"
+    browser = _find_browser()
+    if browser is None:
+        return False, NO_CHROMIUM_MESSAGE
+    return True, f"PNG/SVG export uses Chromium at {browser}"
+
+
+# --- kaleido rendering -------------------------------------------------------
+
+_render_lock = threading.Lock()
+_server = {"usable": True}
+
+
+def _in_thread(function, timeout: float, *, keep_waiting=lambda: True) -> tuple[str, object]:
+    """Run ``function`` in a daemon thread, waiting at most ``timeout`` seconds.
+
+    Returns ``("ok", value)``, ``("error", exception)`` or ``("timeout", None)``.
+    Waiting stops early once ``keep_waiting()`` turns False. A daemon thread
+    never blocks the interpreter from exiting, even if it hangs.
+    """
+    result: dict = {}
+
+    def run() -> None:
+        try:
+            result["ok"] = function()
+        except BaseException as error:  # noqa: BLE001 - handed back to the caller
+            result["error"] = error
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    deadline = time.monotonic() + timeout
+    while worker.is_alive() and time.monotonic() < deadline and keep_waiting():
+        worker.join(0.1)
+    if "ok" in result:
+        return "ok", result["ok"]
+    if "error" in result:
+        return "error", result["error"]
+    return "timeout", None
+
+
+def _server_thread_alive() -> bool:
+    """False once kaleido's server thread has died (e.g. Chromium failed to start).
+
+    ``kaleido.calc_fig_sync`` would then wait forever, so this check lets the
+    caller give up early. It reads a private attribute defensively: if a
+    future kaleido renames it, the timeout still applies.
+    """
+    import kaleido
+
+    thread = getattr(getattr(kaleido, "_global_server", None), "_thread", None)
+    not_started_yet = thread is not None and thread.ident is None
+    return thread is None or not_started_yet or thread.is_alive()
+
+
+def _server_render(fig_dict: dict, opts: dict) -> bytes:
+    """Render on kaleido's persistent server, starting it on first use."""
+    import kaleido
+
+    kaleido.start_sync_server(mathjax=False, silence_warnings=True)
+    return kaleido.calc_fig_sync(fig_dict, opts=opts)
+
+
+def _oneshot_render(fig_dict: dict, opts: dict) -> bytes:
+    """Render with a browser of its own: slow, but independent of the server."""
+    import kaleido
+
+    return asyncio.run(kaleido.calc_fig(fig_dict, opts=opts, kopts={"mathjax": False}))
+
+
+def _stop_server() -> None:
+    import kaleido
+
+    status, _ = _in_thread(lambda: kaleido.stop_sync_server(silence_warnings=True), 15)
+    if status != "ok":
+        _server["usable"] = False
+
+
+def _render_bytes(fig_dict: dict, opts: dict) -> bytes:
+    """Render with the persistent server, falling back to a one-off browser.
+
+    * the server answers: done (about 0.2 s);
+    * the server hangs or its thread died: it is not used again in this
+      process, the one-off browser renders instead;
+    * the server raises: the one-off browser tries too. If it succeeds, the
+      server was at fault and is restarted on the next call; if it fails as
+      well, the figure is at fault and its error is raised.
+    """
+    with _render_lock:
+        if _server["usable"]:
+            status, value = _in_thread(
+                lambda: _server_render(fig_dict, opts), RENDER_TIMEOUT, keep_waiting=_server_thread_alive
+            )
+            if status == "ok":
+                return value
+            if status == "timeout":
+                _server["usable"] = False
+                if not _server_thread_alive():
+                    _stop_server()
+        status, value = _in_thread(lambda: _oneshot_render(fig_dict, opts), RENDER_TIMEOUT)
+        if status == "ok":
+            if _server["usable"]:
+                _stop_server()
+            return value
+        if status == "timeout":
+            raise TimeoutError(f"static export took longer than {RENDER_TIMEOUT:.0f} s")
+        raise RuntimeError(f"static export failed: {value}") from value
+
+
+def _render(fig: go.Figure, fmt: str, *, scale: float, width: int | None, height: int | None) -> bytes:
+    ok, message = static_export_available()
+    if not ok:
+        raise RuntimeError(message)
+    fig_dict = go.Figure(fig).to_plotly_json()
+    layout = fig_dict.get("layout", {})
+    opts = dict(
+        format=fmt,
+        width=int(width or layout.get("width") or DEFAULT_WIDTH),
+        height=int(height or layout.get("height") or DEFAULT_HEIGHT),
+        scale=float(scale),
+    )
+    return _render_bytes(fig_dict, opts)
+
+
+def figure_to_png(fig: go.Figure, *, scale: float = 2.0, width: int | None = None, height: int | None = None) -> bytes:
+    """PNG bytes of ``fig``: ``width × height`` layout pixels times ``scale``.
+
+    Width and height default to the figure's layout size, else 900 × 600.
+    ``scale=2`` gives crisp images for slides. Raises ``RuntimeError`` with a
+    readable message when no Chromium is installed.
+    """
+    return _render(fig, "png", scale=scale, width=width, height=height)
+
+
+def figure_to_svg(fig: go.Figure, *, width: int | None = None, height: int | None = None) -> bytes:
+    """SVG bytes of ``fig`` (vector: sharp at any size, editable in Inkscape)."""
+    return _render(fig, "svg", scale=1.0, width=width, height=height)

@@ -1,0 +1,283 @@
+"""Heatmap primitives for attention matrices, and one matrix as a figure.
+
+An attention pattern is a matrix ``[query_pos, key_pos]``: row ``q`` holds how
+much the token at position ``q`` (the query, "attending") takes from every
+position ``k`` (the key, "attended to"). Each row of a softmax pattern sums
+to 1. In a causal model a query may not look ahead, so cells with
+``key_pos > query_pos`` are *masked*.
+
+Conventions of every figure here:
+
+* rows are queries, query 0 on top (the y axis is reversed);
+* axes are numeric positions with the tokens as tick text, so two equal
+  tokens keep two rows;
+* masked cells are gaps (NaN in ``z``): the grey plot background shows
+  through, and small matrices also get an "×" on each masked cell;
+* data go to the browser as float32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ._common import DECORATION_META, apply_mask, as_float32, check_labels, labels_meta, nothing_to_draw
+from .labels import position_labels, tick_axis, ticks_for
+from .theme import DIVERGING, MASK_COLOR, MASK_MARK_COLOR, SCREEN_TEMPLATE, SEQUENTIAL
+
+X_TITLE = "key (attended to)"
+Y_TITLE = "query (attending)"
+
+MAX_MARKED_SIDE = 40
+MAX_HOVER_CELLS = 20_000
+
+
+def _hover_text(query_labels: list[str], key_labels: list[str]) -> list[list[str]]:
+    """Per-cell hover text naming both tokens.  # [query_pos, key_pos]"""
+    keys = [f"key {k}: {label}" for k, label in enumerate(key_labels)]
+    return [[f"query {q}: {q_label}<br>{key}" for key in keys] for q, q_label in enumerate(query_labels)]
+
+
+def heatmap_trace(
+    matrix: np.ndarray,
+    query_labels: list[str],
+    key_labels: list[str],
+    *,
+    value_name: str,
+    colorscale=None,
+    zmin=None,
+    zmax=None,
+    zmid=None,
+    colorbar: dict | None = None,
+    coloraxis: str | None = None,
+    with_tokens: bool = True,
+    name: str | None = None,
+    cells: dict | None = None,
+    positions: tuple | None = None,
+) -> go.Heatmap:
+    """A heatmap trace on numeric axes; NaN cells stay gaps without hover.
+
+    ``cells`` (e.g. ``{"stage": "pattern", "layer": 0, "head": 2}``) and ``positions`` (the token
+    positions of the rows and columns, ``(query_positions, key_positions)``, when the matrix is a
+    window or block means of a longer input) go into the trace's ``meta`` for the CSV export.
+    """
+    n_query, n_key = matrix.shape
+    meta = labels_meta(key_labels, query_labels)
+    if cells is not None:
+        meta.update(kind="attention", stage=None, layer=None, head=None)
+        meta.update(cells)
+        query_positions, key_positions = positions or (range(n_query), range(n_key))
+        meta.update(query_positions=[int(p) for p in query_positions], key_positions=[int(p) for p in key_positions])
+    trace = dict(
+        z=matrix,
+        x=np.arange(n_key),
+        y=np.arange(n_query),
+        hoverongaps=False,
+        name=name,
+        meta=meta,
+    )
+    if coloraxis is not None:
+        trace["coloraxis"] = coloraxis
+    else:
+        trace.update(colorscale=colorscale, zmin=zmin, zmax=zmax, zmid=zmid, colorbar=colorbar)
+    if with_tokens:
+        trace["text"] = _hover_text(query_labels, key_labels)
+        trace["hovertemplate"] = f"%{{text}}<br>{value_name}: %{{z:.4g}}<extra></extra>"
+    else:
+        trace["hovertemplate"] = f"query %{{y}}<br>key %{{x}}<br>{value_name}: %{{z:.4g}}<extra></extra>"
+    return go.Heatmap(**trace)
+
+
+def mask_marks(masked: np.ndarray | None, *, xaxis: str = "x", yaxis: str = "y", panel_px: float = 420) -> go.Scatter | None:
+    """An "×" on every masked cell, for matrices of at most 40 per side.
+
+    The mark is sized to half a cell of a panel about ``panel_px`` pixels wide, so neighbouring
+    marks never touch (the print theme leaves decorations at this size).
+    """
+    if masked is None or max(masked.shape) > MAX_MARKED_SIDE or not masked.any():
+        return None
+    query_pos, key_pos = np.nonzero(masked)
+    size = int(max(6, min(18, 0.55 * panel_px / max(masked.shape))))
+    return go.Scatter(
+        x=key_pos,
+        y=query_pos,
+        mode="text",
+        text="×",
+        textfont=dict(color=MASK_MARK_COLOR, size=size),
+        hovertemplate="masked: query %{y} may not attend to key %{x}<extra></extra>",
+        name="masked",
+        showlegend=False,
+        meta=DECORATION_META,
+        xaxis=xaxis,
+        yaxis=yaxis,
+    )
+
+
+def matrix_axes(
+    n_query: int,
+    n_key: int,
+    query_labels,
+    key_labels,
+    *,
+    show_query_ticks=True,
+    max_ticks: int = 40,
+    keep: tuple[int | None, int | None] = (None, None),
+):
+    """x/y axis settings of one attention matrix panel (query 0 on top).
+
+    At most about ``max_ticks`` labels per axis; ``keep`` = (query, key) positions whose labels
+    always show (the chosen token). Key labels stand upright (rotated 90°) so they never overlap.
+    """
+    xaxis = dict(
+        title=X_TITLE,
+        range=[-0.5, n_key - 0.5],
+        showgrid=False,
+        zeroline=False,
+        tickangle=-90,
+        automargin=True,
+        **tick_axis(key_labels, max_ticks=max_ticks, keep=keep[1]),
+    )
+    yaxis = dict(
+        range=[n_query - 0.5, -0.5],
+        showgrid=False,
+        zeroline=False,
+        automargin=True,
+        **tick_axis(query_labels, max_ticks=max_ticks, keep=keep[0]),
+    )
+    if show_query_ticks:
+        yaxis["title"] = Y_TITLE
+    else:
+        yaxis["showticklabels"] = False
+    return xaxis, yaxis
+
+
+PATTERN_COLOURS = ("fixed", "own")
+
+
+def weight_scale(*matrices, colour: str = "fixed") -> tuple[float, float, str]:
+    """Colour range and colour-bar title for attention weights.
+
+    ``"fixed"``: 0 to 1, so one colour is one weight in every figure. ``"own"``: 0 to the largest
+    weight in ``matrices`` (the figure's own maximum), so a head that spreads thin weights, or puts
+    most of its weight on one token, still shows its structure; the bar says so.
+    """
+    if colour not in PATTERN_COLOURS:
+        raise ValueError(f"unknown pattern colour {colour!r}; choose from {PATTERN_COLOURS}")
+    if colour == "fixed":
+        return 0.0, 1.0, "weight"
+    finite = [m[np.isfinite(m)] for m in (np.asarray(x, dtype=np.float64) for x in matrices)]
+    top = max((float(f.max()) for f in finite if f.size), default=1.0)
+    top = top if top > 0 else 1.0
+    return 0.0, top, f"weight (0 to max {top:.2g})"
+
+
+SINGLE_HEIGHT = 640  # a single matrix is drawn this tall: about a 500-pixel square plot at 1440 × 900
+
+
+def attention_heatmap(
+    matrix,
+    query_labels,
+    key_labels,
+    *,
+    title: str,
+    colorbar_title: str,
+    masked=None,
+    zmid=None,
+    colorscale=None,
+    zmin=None,
+    zmax=None,
+    square: bool = True,
+    max_hover_cells: int = MAX_HOVER_CELLS,
+    cells: dict | None = None,
+    positions: tuple | None = None,
+    keep: tuple[int | None, int | None] = (None, None),
+    height: int = SINGLE_HEIGHT,
+) -> go.Figure:
+    """One attention matrix as a heatmap.
+
+    ``matrix`` is ``[query_pos, key_pos]`` (scores or weights); ``masked`` a
+    bool array of the same shape, True where the query may not see the key.
+    Labels are raw token strings (they are made safe here). Give ``zmid=0``
+    for signed scores: the scale becomes diverging around zero. Hover names
+    both tokens unless the matrix has more than ``max_hover_cells`` cells, in
+    which case it shows positions only (keeps the figure small). ``cells``,
+    ``positions`` (see ``heatmap_trace``) name the cells in the CSV export;
+    ``keep`` = (query, key) rows whose labels are never thinned away.
+    """
+    values = as_float32(matrix, ndim=2, name="matrix")  # [query_pos, key_pos]
+    if values.size == 0:
+        return nothing_to_draw(title, "no tokens")
+    n_query, n_key = values.shape
+    mask = None if masked is None else np.asarray(masked, dtype=bool)
+    apply_mask(values, mask)
+    q_labels = position_labels(check_labels(query_labels, n_query, "query_labels"))
+    k_labels = position_labels(check_labels(key_labels, n_key, "key_labels"))
+    if colorscale is None:
+        colorscale = DIVERGING if zmid is not None else SEQUENTIAL
+
+    trace = heatmap_trace(
+        values,
+        q_labels,
+        k_labels,
+        value_name=colorbar_title,
+        colorscale=colorscale,
+        zmin=zmin,
+        zmax=zmax,
+        zmid=zmid,
+        colorbar=dict(title=dict(text=colorbar_title, side="right")),
+        with_tokens=values.size <= max_hover_cells,
+        cells=cells or {},
+        positions=positions,
+    )
+    trace.meta = {**trace.meta, "keep": list(keep)}
+    fig = go.Figure(trace)
+    marks = mask_marks(mask, panel_px=height - 200)
+    if marks is not None:
+        fig.add_trace(marks)
+
+    xaxis, yaxis = matrix_axes(n_query, n_key, q_labels, k_labels, max_ticks=ticks_for(height - 200), keep=keep)
+    if square:
+        yaxis.update(scaleanchor="x", scaleratio=1, constrain="domain")
+        xaxis.update(constrain="domain")
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        plot_bgcolor=MASK_COLOR,
+        xaxis=xaxis,
+        yaxis=yaxis,
+        height=height,
+    )
+    return fig
+
+
+def block_edges(n: int, max_cells: int) -> np.ndarray:
+    """Start indices of at most ``max_cells`` near-equal blocks covering ``n``, plus ``n``."""
+    if n <= max_cells:
+        return np.arange(n + 1)
+    return np.linspace(0, n, max_cells + 1).astype(np.int64)
+
+
+def downsample(matrix, max_cells: int) -> np.ndarray:
+    """Average blocks so neither of the last two axes exceeds ``max_cells``.
+
+    ``matrix`` is ``[..., query_pos, key_pos]``. An axis of length ``n >
+    max_cells`` is cut into ``max_cells`` consecutive blocks whose sizes
+    differ by at most one (``n`` need not be divisible), and each output
+    cell is the mean of its block. NaN cells are ignored; a block that is all
+    NaN gives NaN. Shorter axes are left as they are.
+
+    Example: a 4×4 matrix with ``max_cells=2`` becomes the 2×2 matrix of the
+    means of its four 2×2 quarters.
+    """
+    if max_cells < 1:
+        raise ValueError("max_cells must be at least 1")
+    values = np.asarray(matrix, dtype=np.float64)
+    if values.ndim < 2:
+        raise ValueError(f"matrix needs at least 2 dimensions, got shape {values.shape}")
+    rows = block_edges(values.shape[-2], max_cells)[:-1]
+    cols = block_edges(values.shape[-1], max_cells)[:-1]
+    present = ~np.isnan(values)
+    totals = np.add.reduceat(np.add.reduceat(np.where(present, values, 0.0), rows, axis=-2), cols, axis=-1)
+    counts = np.add.reduceat(np.add.reduceat(present.astype(np.int64), rows, axis=-2), cols, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, totals / np.maximum(counts, 1), np.nan)

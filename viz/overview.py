@@ -1,0 +1,130 @@
+"""Every head of every layer as small multiples, tiled into one heatmap."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ._common import as_float32, check_labels, nothing_to_draw
+from .heatmap import block_edges, downsample
+from .labels import position_labels
+from .theme import SCREEN_TEMPLATE, SEQUENTIAL
+
+def heads_overview(
+    patterns,
+    query_labels,
+    key_labels,
+    *,
+    max_cells: int | None = None,
+    layer_names=None,
+    masked=None,
+    title: str = "Attention patterns of every head",
+) -> go.Figure:
+    """Small multiples of every head's pattern: rows are layers, columns heads.
+
+    ``patterns`` is ``[n_layers, n_heads, query_pos, key_pos]``. The panels are tiled into one
+    heatmap (one trace, so a 6 × 12 grid builds and draws fast), separated by gaps, all on one
+    colour scale fixed to [0, 1], so a bright cell means the same weight everywhere. Panels larger
+    than ``max_cells`` per side are reduced by block averaging (see ``downsample``): 6 × 12 heads
+    at 512 tokens are sent as 32 × 32 blocks each (48 × 48 for four heads or fewer). The x axis names the heads, the y axis the layers
+    (``layer_names`` if given); hover gives the weight. ``masked`` (``[query_pos, key_pos]``) turns
+    masked cells into gaps. ``overview_panel`` cuts one head's panel back out.
+    """
+    values = as_float32(patterns, ndim=4, name="patterns")  # [layer, head, query_pos, key_pos]
+    n_layers, n_heads, n_query, n_key = values.shape
+    if values.size == 0:
+        return nothing_to_draw(title, "no tokens" if n_layers * n_heads else "no heads")
+    if masked is not None:
+        mask = np.asarray(masked, dtype=bool)
+        if mask.shape != (n_query, n_key):
+            raise ValueError(f"masked has shape {mask.shape}, patterns are {n_query}×{n_key}")
+        values[:, :, mask] = np.nan
+    q_labels = position_labels(check_labels(query_labels, n_query, "query_labels"))
+    k_labels = position_labels(check_labels(key_labels, n_key, "key_labels"))
+    if layer_names is not None and len(layer_names) != n_layers:
+        raise ValueError(f"{len(layer_names)} layer_names for {n_layers} layers")
+    if max_cells is None:  # each panel is drawn a few dozen pixels wide: more cells would not show
+        max_cells = 48 if n_heads <= 4 else 32
+    reduced = n_query > max_cells or n_key > max_cells
+    if reduced:
+        values = downsample(values, max_cells).astype(np.float32)  # [layer, head, query_block, key_block]
+    rows, cols = values.shape[2], values.shape[3]
+    query_starts = [int(p) for p in block_edges(n_query, max_cells)[:-1]]  # first position of each row block
+    key_starts = [int(p) for p in block_edges(n_key, max_cells)[:-1]]
+    gap = max(1, round(0.12 * max(rows, cols)))
+
+    height, width = n_layers * (rows + gap) - gap, n_heads * (cols + gap) - gap
+    row_names = [str(name) for name in layer_names] if layer_names is not None else [f"L{layer}" for layer in range(n_layers)]
+    tiled = np.full((height, width), np.nan, dtype=np.float32)  # [layer·query, head·key] with gaps
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            top, left = layer * (rows + gap), head * (cols + gap)
+            tiled[top : top + rows, left : left + cols] = values[layer, head]
+
+    fig = go.Figure(
+        go.Heatmap(
+            z=tiled,
+            coloraxis="coloraxis",
+            hoverongaps=False,
+            hovertemplate="weight %{z:.3f}<extra></extra>",
+            name="every head",
+            meta=dict(
+                kind="attention-grid",
+                panel_rows=rows,
+                panel_cols=cols,
+                gap=gap,
+                n_layers=n_layers,
+                n_heads=n_heads,
+                query_positions=query_starts,
+                key_positions=key_starts,
+                query_labels=[q_labels[p] + ("…" if reduced else "") for p in query_starts],
+                key_labels=[k_labels[p] + ("…" if reduced else "") for p in key_starts],
+            ),
+        )
+    )
+    fig.update_xaxes(
+        tickmode="array",
+        tickvals=[head * (cols + gap) + (cols - 1) / 2 for head in range(n_heads)],
+        ticktext=[f"H{head}" for head in range(n_heads)],
+        side="top",
+        showgrid=False,
+        zeroline=False,
+        constrain="domain",
+        title="head",
+    )
+    fig.update_yaxes(
+        tickmode="array",
+        tickvals=[layer * (rows + gap) + (rows - 1) / 2 for layer in range(n_layers)],
+        ticktext=row_names,
+        autorange="reversed",
+        showgrid=False,
+        zeroline=False,
+        scaleanchor="x",
+        title="layer",
+    )
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        plot_bgcolor="white",
+        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=1.0, colorbar=dict(title=dict(text="weight"))),
+        height=OVERVIEW_MARGIN + n_layers * _panel_height(n_heads),
+    )
+    return fig
+
+
+def overview_panel(fig: go.Figure, layer: int, head: int) -> np.ndarray:
+    """The panel of one head cut back out of a `heads_overview` figure: `[query, key]` (or blocks)."""
+    meta = fig.data[0].meta
+    rows, cols, gap = meta["panel_rows"], meta["panel_cols"], meta["gap"]
+    z = np.asarray(fig.data[0].z, dtype=np.float32)
+    top, left = layer * (rows + gap), head * (cols + gap)
+    return z[top : top + rows, left : left + cols]
+
+
+OVERVIEW_MARGIN = 140  # title, colour bar and subplot titles, in pixels
+OVERVIEW_WIDTH = 1000  # the width the grid is laid out for; panels stay about square at it
+
+
+def _panel_height(n_heads: int) -> int:
+    """Height of one row of small multiples so that each panel is about square."""
+    return int(min(260, max(70, OVERVIEW_WIDTH / max(n_heads, 1))))

@@ -1,0 +1,250 @@
+"""The steps from scores to pattern side by side, and how peaked each query row is with and without scaling."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ._common import apply_mask, as_float32, check_labels, finite_range, nothing_to_draw
+from .heatmap import MAX_HOVER_CELLS, heatmap_trace, mask_marks, matrix_axes, weight_scale
+from .labels import position_labels, tick_axis, ticks_for
+from .theme import DIVERGING, MASK_COLOR, PALETTE, SCREEN_TEMPLATE, SEQUENTIAL
+
+STAGE_TITLES = {
+    "scores_raw": "raw Q·Kᵀ",
+    "scores_scaled": "÷ √d_k",
+    "scores_masked": "masked",
+    "pattern": "softmax",
+}
+SCORE_STAGES = ("scores_raw", "scores_scaled", "scores_masked")
+
+# Panel domains on the paper's x axis: three score panels close together (only the first shows the
+# query labels), then a gap for the shared score colour bar, then the pattern with its own bar.
+PANEL_WIDTH = 0.205
+DOMAINS = ((0.0, 0.205), (0.235, 0.44), (0.47, 0.675), (0.795, 1.0))
+STAGES_HEIGHT = 460
+
+
+def stage_titles(
+    *, divisor: float, d_head: int, temperature: float = 1.0, mask_name: str = "none", hidden: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """Panel titles that say what was done: the divisor used (or that scaling is off), which mask,
+    which hidden keys, and the softmax temperature when it is not 1."""
+    if divisor == 1.0:
+        scaled = "no scaling (÷ 1)"
+    else:
+        scaled = f"÷ √d_k = ÷ √{d_head} = ÷ {divisor:.3g}"
+    masked = "masked: nothing" if mask_name == "none" and not hidden else f"masked: {mask_name}"
+    if hidden:
+        masked = ("masked: " if mask_name == "none" else masked + " + ") + "hidden " + ", ".join(hidden)
+    softmax = "softmax" if temperature == 1.0 else f"softmax(· ÷ T), T = {temperature:g}"
+    return {"scores_raw": "raw Q·Kᵀ", "scores_scaled": scaled, "scores_masked": masked, "pattern": softmax}
+
+
+def _spread(values: np.ndarray, *, pattern: bool) -> str:
+    """The values a panel holds, written under its title: "−34.1 to 33.9", or the largest weight."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return "no visible cell"
+    if pattern:
+        return f"largest weight {finite.max():.2f}"
+    return f"{finite.min():.3g} to {finite.max():.3g}".replace("-", "−")
+
+
+def stages_figure(
+    stages: dict[str, np.ndarray],
+    query_labels,
+    key_labels,
+    *,
+    masked,
+    title: str,
+    titles: dict[str, str] | None = None,
+    pattern_colour: str = "fixed",
+    layer: int | None = None,
+    head: int | None = None,
+    positions: tuple | None = None,
+    keep: tuple[int | None, int | None] = (None, None),
+    max_hover_cells: int = MAX_HOVER_CELLS,
+) -> go.Figure:
+    """The four steps from scores to pattern, side by side.
+
+    ``stages`` maps ``scores_raw`` (Q·Kᵀ), ``scores_scaled`` (÷ √d_k),
+    ``scores_masked`` and ``pattern`` (softmax) to ``[query_pos, key_pos]``
+    arrays. The three score panels share one diverging colour scale around
+    zero (one number, one colour: dividing by √d_k shows as a paler panel),
+    the pattern has its own sequential scale (see ``weight_scale`` for
+    ``pattern_colour``). Under each panel's title, the values it holds.
+    Masked cells are gaps in the last two panels (``-inf`` in
+    ``scores_masked`` is treated as masked too); the first two show every
+    raw score, because masking only happens at step three.
+
+    ``titles`` replaces the panel titles (see ``stage_titles``); ``layer``,
+    ``head`` and ``positions`` name the cells in the CSV export; ``keep`` =
+    (query, key) positions whose labels are never thinned away.
+    """
+    missing = [key for key in STAGE_TITLES if key not in stages]
+    if missing:
+        raise KeyError(f"stages is missing {missing}; expected keys {list(STAGE_TITLES)}")
+    panels = {key: as_float32(stages[key], ndim=2, name=key) for key in STAGE_TITLES}
+    shape = panels["pattern"].shape
+    for key, values in panels.items():
+        if values.shape != shape:
+            raise ValueError(f"{key} has shape {values.shape}, pattern has {shape}")
+    n_query, n_key = shape
+    if n_query * n_key == 0:
+        return nothing_to_draw(title, "no tokens")
+    mask = None if masked is None else np.asarray(masked, dtype=bool)
+    apply_mask(panels["scores_masked"], mask)
+    apply_mask(panels["pattern"], mask)
+    q_labels = position_labels(check_labels(query_labels, n_query, "query_labels"))
+    k_labels = position_labels(check_labels(key_labels, n_key, "key_labels"))
+
+    low, high = finite_range(*(panels[k] for k in SCORE_STAGES), symmetric=True)
+    weight_low, weight_high, weight_title = weight_scale(panels["pattern"], colour=pattern_colour)
+    names = {**STAGE_TITLES, **(titles or {})}
+
+    fig = make_subplots(
+        rows=1,
+        cols=4,
+        subplot_titles=[f"{names[key]}<br><sup>{_spread(panels[key], pattern=key == 'pattern')}</sup>" for key in STAGE_TITLES],
+        horizontal_spacing=0.03,
+    )
+    with_tokens = 4 * n_query * n_key <= max_hover_cells
+    panel_px = 220
+    max_ticks = ticks_for(panel_px)
+    for index, key in enumerate(STAGE_TITLES):
+        col = index + 1
+        suffix = "" if col == 1 else str(col)
+        is_pattern = key == "pattern"
+        fig.add_trace(
+            heatmap_trace(
+                panels[key],
+                q_labels,
+                k_labels,
+                value_name="weight" if is_pattern else "score",
+                coloraxis="coloraxis2" if is_pattern else "coloraxis",
+                with_tokens=with_tokens,
+                name=names[key],
+                cells=dict(stage=key, layer=layer, head=head),
+                positions=positions,
+            ),
+            row=1,
+            col=col,
+        )
+        fig.data[-1].meta = {**fig.data[-1].meta, "keep": list(keep)}
+        if key in ("scores_masked", "pattern"):
+            marks = mask_marks(mask, xaxis=f"x{suffix}", yaxis=f"y{suffix}", panel_px=panel_px)
+            if marks is not None:
+                fig.add_trace(marks)
+        xaxis, yaxis = matrix_axes(
+            n_query, n_key, q_labels, k_labels, show_query_ticks=col == 1, max_ticks=max_ticks, keep=keep
+        )
+        xaxis["domain"] = DOMAINS[index]
+        if col > 1:
+            xaxis["title"] = "key"
+        yaxis.update(scaleanchor=f"x{suffix}", scaleratio=1, constrain="domain")
+        xaxis.update(constrain="domain")
+        fig.update_xaxes(xaxis, row=1, col=col)
+        fig.update_yaxes(yaxis, row=1, col=col)
+    for annotation, domain in zip(fig.layout.annotations, DOMAINS):
+        annotation.x = (domain[0] + domain[1]) / 2
+
+    bar = dict(thickness=12, len=0.75, xanchor="left", outlinewidth=0)
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        plot_bgcolor=MASK_COLOR,
+        height=STAGES_HEIGHT,
+        margin=dict(r=110, t=120),
+        coloraxis=dict(
+            colorscale=DIVERGING, cmin=low, cmax=high, cmid=0.0,
+            colorbar=dict(title=dict(text="score", side="right"), x=DOMAINS[2][1] + 0.01, **bar),
+        ),
+        coloraxis2=dict(
+            colorscale=SEQUENTIAL, cmin=weight_low, cmax=weight_high,
+            colorbar=dict(title=dict(text=weight_title, side="right"), x=DOMAINS[3][1] + 0.01, **bar),
+        ),
+    )
+    return fig
+
+
+def row_entropy(pattern) -> np.ndarray:
+    """Entropy in bits of every row of an attention pattern.
+
+    ``pattern`` is ``[..., key_pos]`` with rows of weights summing to 1;
+    the result has the shape without the last axis. ``0 · log 0`` counts as
+    0, and NaN (masked gaps) counts as weight 0, so a row of all zeros has
+    entropy 0. A uniform row over ``n`` keys has the maximum, ``log2(n)``;
+    a row putting all weight on one key has 0.
+    """
+    p = np.nan_to_num(np.asarray(pattern, dtype=np.float64), nan=0.0)
+    p = np.clip(p, 0.0, None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0)
+    return -terms.sum(axis=-1) + 0.0
+
+
+def row_stats_figure(
+    pattern_scaled,
+    pattern_unscaled,
+    query_labels,
+    *,
+    masked=None,
+    title: str = "How peaked is each query row?",
+) -> go.Figure:
+    """Entropy and largest weight of every query row, scaled vs unscaled.
+
+    Without the ÷ √d_k scaling, scores are larger, softmax saturates, and rows
+    become nearly one-hot: low entropy, largest weight near 1. Two stacked
+    panels share the query axis; each has grouped bars for the pattern with
+    scaling ("scaled") and without ("unscaled"). Given ``masked``, a dashed
+    line marks the uniform row over the visible keys (maximum entropy,
+    smallest possible largest weight).
+    """
+    scaled = np.nan_to_num(as_float32(pattern_scaled, ndim=2, name="pattern_scaled"))
+    unscaled = np.nan_to_num(as_float32(pattern_unscaled, ndim=2, name="pattern_unscaled"))
+    if scaled.shape != unscaled.shape:
+        raise ValueError(f"patterns differ in shape: {scaled.shape} vs {unscaled.shape}")
+    n_query = scaled.shape[0]
+    if scaled.size == 0:
+        return nothing_to_draw(title, "no tokens")
+    labels = position_labels(check_labels(query_labels, n_query, "query_labels"))
+    positions = np.arange(n_query)
+
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.1,
+        subplot_titles=("entropy per query row (bits)", "largest weight per query row"),
+    )
+    series = (("scaled (÷ √d_k)", scaled, PALETTE[0]), ("unscaled", unscaled, PALETTE[1]))
+    for name, pattern, colour in series:
+        entropy = row_entropy(pattern).astype(np.float32)  # [query_pos]
+        largest = pattern.max(axis=-1).astype(np.float32)  # [query_pos]
+        common = dict(name=name, marker_color=colour, legendgroup=name, x=positions, hovertext=labels)
+        fig.add_trace(
+            go.Bar(y=entropy, hovertemplate="%{hovertext}<br>%{y:.3f} bits<extra>" + name + "</extra>", **common),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Bar(y=largest, showlegend=False, hovertemplate="%{hovertext}<br>max %{y:.3f}<extra>" + name + "</extra>", **common),
+            row=2,
+            col=1,
+        )
+
+    if masked is not None:
+        visible = (~np.asarray(masked, dtype=bool)).sum(axis=-1).clip(min=1)  # [query_pos]
+        uniform = dict(x=positions, mode="lines", line=dict(color="black", dash="dash", shape="hvh"), legendgroup="uniform")
+        fig.add_trace(go.Scatter(y=np.log2(visible).astype(np.float32), name="uniform over visible keys", **uniform), row=1, col=1)
+        fig.add_trace(go.Scatter(y=(1.0 / visible).astype(np.float32), showlegend=False, name="uniform over visible keys", **uniform), row=2, col=1)
+
+    ticks = tick_axis(labels)
+    fig.update_xaxes(ticks, row=1, col=1)
+    fig.update_xaxes(dict(title="query (attending)", **ticks), row=2, col=1)
+    fig.update_yaxes(title="entropy (bits)", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title="largest weight", range=[0, 1.02], row=2, col=1)
+    fig.update_layout(template=SCREEN_TEMPLATE, title=dict(text=title), barmode="group", height=520)
+    return fig
