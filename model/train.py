@@ -35,18 +35,19 @@ BPE_CORPUS = 20000  # sentences the BPE is learned from (the same generator and 
 
 @dataclass
 class TrainConfig:
-    steps: int = 1200  # enough for the senses of "bank" to separate; about a minute on one core
-    batch_size: int = 32
+    steps: int = 2400  # enough for the senses of "bank" to part; about three and a half minutes on one core
+    batch_size: int = 64
     learning_rate: float = 3e-3
     weight_decay: float = 0.01
-    n_sentences: int = 4000  # generated corpus size
-    mask_share: float = 0.15  # bidirectional models: share of words hidden and predicted
+    n_sentences: int = 40000  # generated corpus size: few repeats, so the model learns words, not sentences
+    mask_share: float = 0.15  # bidirectional models: share of tokens hidden (80% [MASK], 10% random, 10% kept)
+    replace_share: float = 0.1  # bidirectional models: share of the other tokens replaced by a random one
     seed: int = 0
 
 
 def default_model_config(causal: bool = True) -> ToyConfig:
-    """The shipped toy models: the corpus's own byte-level BPE, causal or bidirectional."""
-    return ToyConfig(tokenizer="bpe", causal=causal)
+    """The shipped toy models: 2 layers × 4 heads, d_model 128, the corpus's own byte-level BPE."""
+    return ToyConfig(n_layers=2, n_heads=4, d_model=128, d_mlp=512, tokenizer="bpe", causal=causal)
 
 
 def word_vocabulary() -> list[str]:
@@ -73,23 +74,27 @@ def encode_corpus(tokenizer: Tokenizer, texts: list[str]) -> tuple[Tensor, Tenso
     return input_ids, key_valid
 
 
-def loss_on_batch(model: ToyTransformer, input_ids: Tensor, key_valid: Tensor, generator: torch.Generator, mask_share: float) -> Tensor:
-    """Next-word cross-entropy (causal) or hidden-word cross-entropy (bidirectional), padding ignored."""
+def loss_on_batch(model: ToyTransformer, input_ids: Tensor, key_valid: Tensor, generator: torch.Generator, config: TrainConfig) -> Tensor:
+    """Next-token cross-entropy (causal), or denoising cross-entropy (bidirectional); padding ignored.
+
+    Bidirectional: the model reads a corrupted copy of the sentence and predicts the original token
+    at every position. `mask_share` of the tokens are chosen as BERT does (80% hidden behind [MASK],
+    10% replaced by a random token, 10% kept), and `replace_share` of the others are replaced by a
+    random token. Since any visible token may be a replacement, the model must check every token
+    against its context, so every position's vector carries its context, not only the hidden ones'.
+    """
     if model.config.causal:
         logits = model(input_ids, key_valid)  # [batch, pos, d_vocab]
         targets = input_ids[:, 1:].masked_fill(~key_valid[:, 1:], -100)
         return torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), targets.flatten(), ignore_index=-100)
-    chosen = (torch.rand(input_ids.shape, generator=generator) < mask_share) & key_valid
-    chosen[:, 0] |= ~chosen.any(dim=1) & key_valid[:, 0]  # at least one chosen token per sentence
-    # As BERT: of the chosen tokens, 80% are hidden behind [MASK], 10% replaced by a random token and
-    # 10% left as they are; the model predicts the original at all of them, so it cannot trust a
-    # visible token blindly and must read it in its context.
+    chosen = (torch.rand(input_ids.shape, generator=generator) < config.mask_share) & key_valid
     draw = torch.rand(input_ids.shape, generator=generator)
+    replaced = (torch.rand(input_ids.shape, generator=generator) < config.replace_share) & key_valid & ~chosen
     random_ids = torch.randint(2, model.d_vocab, input_ids.shape, generator=generator)
     corrupted = input_ids.masked_fill(chosen & (draw < 0.8), model.tokenizer.ids[MASK_WORD])
-    corrupted = torch.where(chosen & (draw >= 0.8) & (draw < 0.9), random_ids, corrupted)
+    corrupted = torch.where((chosen & (draw >= 0.8) & (draw < 0.9)) | replaced, random_ids, corrupted)
     logits = model(corrupted, key_valid)
-    targets = input_ids.masked_fill(~chosen, -100)
+    targets = input_ids.masked_fill(~key_valid, -100)
     return torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-100)
 
 
@@ -120,7 +125,7 @@ def train(
         rows = torch.randint(0, len(input_ids), (train_config.batch_size,), generator=generator)
         batch_valid = key_valid[rows]
         width = int(batch_valid.sum(dim=1).max())
-        loss = loss_on_batch(model, input_ids[rows, :width], batch_valid[:, :width], generator, train_config.mask_share)
+        loss = loss_on_batch(model, input_ids[rows, :width], batch_valid[:, :width], generator, train_config)
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
