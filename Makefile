@@ -1,10 +1,10 @@
 # Two commands do everything on a fresh machine:
 #   make run    installs what is needed and starts the app on the built-in toy model
-#   make test   installs what is needed (Python packages, Debian's chromium) and runs every test
+#   make test   installs what is needed (Python packages, Debian's chromium), runs ruff, then every test
 PYTHON ?= python3
 PORT ?= 8501
 
-.PHONY: install browser run test bench
+.PHONY: install browser run lint test bench
 
 install:
 	$(PYTHON) -m pip install --quiet -r requirements.txt
@@ -18,7 +18,11 @@ browser:
 run: install
 	$(PYTHON) -m streamlit run app.py --server.port $(PORT)
 
-test: install browser
+lint: install
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+
+test: install browser lint
 	$(PYTHON) -m pytest
 
 bench: install browser

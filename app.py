@@ -1,24 +1,28 @@
 import streamlit as st
 
-from ui import page
+from ui import PAGES, page
 
-view = page("Attention, step by step", ":material/home:")
+context = page("Attention, step by step", ":material/home:")
 st.markdown(
-    """
-Type sentences in the sidebar and follow them through a transformer, one step at a time:
-
-- **Tokens**: how the text is cut into pieces, and the id of each piece.
-- **Positional encoding**: how a model knows where a token stands.
-- **Attention**: raw Q·Kᵀ scores, scaled by 1/√d_k, masked, turned into weights by the softmax.
-- **Embeddings**: how the vector of one word (say *bank*) changes with its sentence, layer by layer.
-
-Every control lives in the sidebar and in the page's address: copy the link to share this exact view.
-Every figure has PNG, SVG, HTML and CSV downloads for slides and handouts.
-"""
+    "Type sentences in the sidebar and follow them through a transformer, one step at a time. "
+    "Every setting is in the page's address: copy the link to share this exact view. Every figure has PNG, "
+    "SVG, HTML and CSV downloads for slides and handouts, and each page prints as a handout (the sidebar and buttons are left out)."
 )
-st.page_link("pages/1_Tokens.py", label="Start with the tokens", icon=":material/arrow_forward:")
-trace = view.trace
+WHAT = {
+    "pages/1_Tokens.py": "how the text is cut into pieces, and the id of each piece; four tokenizers side by side.",
+    "pages/2_Positional_encoding.py": "how a model knows where a token stands: the sinusoidal waves, and similarity between positions.",
+    "pages/3_Attention.py": "raw Q·Kᵀ scores, scaled by 1/√d_k, masked, turned into weights by the softmax; every head of every layer.",
+    "pages/4_Embeddings.py": "how the vector of one word (say *bank*) changes with its sentence, layer by layer.",
+    "pages/5_Next_token.py": "the model's prediction after the last token: logits, temperature, probabilities.",
+    "pages/6_Train.py": "train a toy model of your own size and watch its loss fall; every page then uses it.",
+    "pages/7_Lessons.py": "one-click presets with an explanation and a question for the class.",
+}
+for path, label, icon in PAGES[1:]:
+    left, right = st.columns([1, 4], vertical_alignment="center")
+    left.page_link(path, label=label, icon=icon)
+    right.markdown(WHAT[path])
+trace = context.trace
 st.caption(
-    f"Model: {view.model.name} · {trace.n_layers} layers × {trace.n_heads} heads · d_head = {trace.d_head} · "
+    f"Model: {context.model.name} · {trace.n_layers} layers × {trace.n_heads} heads · d_head = {trace.d_head} · "
     f"{len(trace.texts)} sentence(s), {trace.input_ids.shape[1]} positions."
 )

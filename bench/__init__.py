@@ -10,7 +10,7 @@ temporary folder and loaded back with `model.load_model`) and per input size (to
 5. bertviz's `model_view` HTML against our overview figure, when bertviz is installed;
 6. a cold `streamlit run app.py` until the Attention page shows its first chart in chromium.
 
-Nothing here changes the app: the pages' work is replayed through `model/` and `viz.views`.
+Nothing here changes the app: the pages' work is the page functions the app calls (`viz.content`).
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ def _stop(process: subprocess.Popen) -> None:
 
 def import_time(timeout_s: float = 60) -> float | None:
     """Seconds a fresh interpreter takes to import what app.py's first run imports."""
-    code = "import time; t = time.perf_counter(); import streamlit, ui, model, viz.views; print(time.perf_counter() - t)"
+    code = "import time; t = time.perf_counter(); import streamlit, ui, model, viz.content; print(time.perf_counter() - t)"
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     try:
         done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
@@ -92,9 +92,19 @@ def cold_start(timeout_s: float = 90, path: str = "/Attention") -> dict:
             url = f"http://127.0.0.1:{port}"
             env = dict(os.environ, HF_HUB_OFFLINE="1")
             command = [
-                sys.executable, "-m", "streamlit", "run", "app.py",
-                "--server.port", str(port), "--server.address", "127.0.0.1",
-                "--server.headless", "true", "--browser.gatherUsageStats", "false",
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--server.headless",
+                "true",
+                "--browser.gatherUsageStats",
+                "false",
             ]
             start = time.perf_counter()
             deadline = start + timeout_s

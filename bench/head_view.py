@@ -67,8 +67,9 @@ def main() -> None:
     js = (ASSETS / "head_view.js").read_text(encoding="utf-8")
     css = (ASSETS / "head_view.css").read_text(encoding="utf-8")
     model = load_model("toy-random", n_heads=12, d_model=96)
-    print(f"{'tokens':>6} {'data ms':>8} {'JSON KB':>8} {'lines':>7} {'not drawn':>9} {'figure ms':>9} "
-          f"{'page load s':>11} {'all lines ms':>12} {'hover ms':>8}")
+    print(
+        f"{'tokens':>6} {'data ms':>8} {'JSON KB':>8} {'lines':>7} {'not drawn':>9} {'figure ms':>9} {'page load s':>11} {'all lines ms':>12} {'hover ms':>8}"
+    )
     from playwright.sync_api import sync_playwright
 
     playwright = sync_playwright().start()
@@ -77,17 +78,19 @@ def main() -> None:
         trace = model.trace([sentence(n)], mask="none")
         assert trace.input_ids.shape[1] == n, trace.input_ids.shape
         stages = trace.stages(0)
-        data_time, view = timed(lambda: head_view_data(trace, 0, 0, HEADS, stages=stages))
+        data_time, view = timed(lambda trace=trace, stages=stages: head_view_data(trace, 0, 0, HEADS, stages=stages))
         payload = json.dumps(component_data(view, pinned=n // 2))
         drawn = sum(len(line["q"]) for line in component_data(view)["lines"])
         hidden, _ = view.hidden_lines()
-        figure_time, _ = timed(lambda: head_view_figure(view, pinned=n // 2), repeats=3)
+        figure_time, _ = timed(lambda view=view, n=n: head_view_figure(view, pinned=n // 2), repeats=3)
         with tempfile.TemporaryDirectory() as folder:
             page = Path(folder) / "head_view.html"
             page.write_bytes(head_view_html(view, js, css))
             timing = browser_times(browser, page)
-        print(f"{n:>6} {data_time * 1e3:>8.1f} {len(payload) / 1024:>8.0f} {drawn:>7,} {hidden:>9,} "
-              f"{figure_time * 1e3:>9.1f} {timing['first']:>11.2f} {timing['all']:>12.1f} {timing['hover']:>8.2f}")
+        print(
+            f"{n:>6} {data_time * 1e3:>8.1f} {len(payload) / 1024:>8.0f} {drawn:>7,} {hidden:>9,} "
+            f"{figure_time * 1e3:>9.1f} {timing['first']:>11.2f} {timing['all']:>12.1f} {timing['hover']:>8.2f}"
+        )
     browser.close()
     playwright.stop()
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bench import workload
-from bench.workload import Settings
+from viz.content.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 TOGGLES = ("head", "mask", "scaling", "temperature")
@@ -42,10 +42,7 @@ class CpuWatch:
             busy = (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
         except (OSError, ValueError, IndexError):
             busy = float("nan")
-        own = sum(
-            usage.ru_utime + usage.ru_stime
-            for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
-        )
+        own = sum(usage.ru_utime + usage.ru_stime for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
         return time.monotonic(), busy, own
 
     def start(self) -> None:
@@ -136,12 +133,12 @@ def forward_vs_trace(model, text: str, repeats: int, budget_s: float | None = No
 def toggled(settings: Settings, toggle: str, model) -> Settings:
     """The settings after one change in the sidebar."""
     if toggle == "head":
-        return replace(settings, head=1 % model.n_heads)
+        return replace(settings, heads=(1 % model.n_heads,))
     if toggle == "mask":  # the model's own mask → the other one of padding / causal+padding
-        own = settings.mask or model.default_mask
+        own = model.default_mask if settings.mask == "model" else settings.mask
         return replace(settings, mask="padding" if own == "causal+padding" else "causal+padding")
     if toggle == "scaling":
-        return replace(settings, scale=not settings.scale)
+        return replace(settings, scaling=not settings.scaling)
     if toggle == "temperature":
         return replace(settings, temperature=2.0 if settings.temperature != 2.0 else 1.0)
     raise ValueError(f"unknown toggle {toggle!r}")
@@ -149,7 +146,7 @@ def toggled(settings: Settings, toggle: str, model) -> Settings:
 
 def reruns(model, base: Settings, new: Settings) -> bool:
     """Whether the toggle needs a new model run: only the toy model's, and not for a head change."""
-    return model.is_toy and (new.mask, new.scale, new.temperature) != (base.mask, base.scale, base.temperature)
+    return model.is_toy and new.display != base.display
 
 
 def toggle_step(model, text: str, base_run, base: Settings, toggle: str):
@@ -266,7 +263,7 @@ def bertviz_available() -> bool:
 
 def bertviz_vs_overview(model, folder: Path, text: str, repeats: int, timeout_s: float = 240) -> dict:
     """bertviz `model_view` HTML (in a subprocess) against our overview figure for the same attentions."""
-    from viz.views import overview_figure
+    from viz.content.attention import overview_figure
 
     tokens = workload.n_tokens(model, text)
     theirs = run_worker(["bertviz", "--folder", str(folder), "--tokens", str(tokens)], timeout_s)

@@ -50,7 +50,15 @@ def checks(results: dict) -> list[dict]:
         bertviz = entry.get("bertviz") or {}
         for size, row in (bertviz.get("sizes") or {}).items():
             if "size_ratio" in row and int(size) == BERTVIZ_AT:
-                add("bertviz", kind, int(size), "bertviz HTML / our overview JSON", row["size_ratio"], f"≥ {BERTVIZ_RATIO:g}×", row["size_ratio"] >= BERTVIZ_RATIO)
+                add(
+                    "bertviz",
+                    kind,
+                    int(size),
+                    "bertviz HTML / our overview JSON",
+                    row["size_ratio"],
+                    f"≥ {BERTVIZ_RATIO:g}×",
+                    row["size_ratio"] >= BERTVIZ_RATIO,
+                )
     cold = results.get("cold_start")
     if cold and "first_chart_s" in cold:
         add("coldstart", "app", None, "cold start → first chart", cold["first_chart_s"], f"≤ {COLD_START_S:g} s", cold["first_chart_s"] <= COLD_START_S)
@@ -134,11 +142,19 @@ def format_report(results: dict) -> str:
             if not f:
                 continue
             judged = int(size) == RATIO_AT
-            rows.append([
-                kind, size, _s(f["forward_s"]), _s(f["trace_s"]), f"{f['ratio']:.2f}×", str(f.get("runs", "")),
-                _pct(row.get("others_cpu")),
-                f"≤ {RATIO_TARGET:g}×" if judged else "(at 512)", _verdict(f["ratio"] <= RATIO_TARGET if judged else None),
-            ])
+            rows.append(
+                [
+                    kind,
+                    size,
+                    _s(f["forward_s"]),
+                    _s(f["trace_s"]),
+                    f"{f['ratio']:.2f}×",
+                    str(f.get("runs", "")),
+                    _pct(row.get("others_cpu")),
+                    f"≤ {RATIO_TARGET:g}×" if judged else "(at 512)",
+                    _verdict(f["ratio"] <= RATIO_TARGET if judged else None),
+                ]
+            )
     if rows:
         lines += ["", f"1. Bare forward vs model.trace (median wall time; target: trace ≤ {RATIO_TARGET:g}× forward at {RATIO_AT} tokens)"]
         lines += [
@@ -154,10 +170,19 @@ def format_report(results: dict) -> str:
             for toggle, t in row.get("toggles", {}).items():
                 target = toggle_target(int(size))
                 run_label = "re-run" if t.get("reruns_model") else ("view" if kind != "toy" else "cached")
-                rows.append([
-                    kind, size, toggle, _s(t["seconds"]), f"{run_label} {_s(t.get('run_s'))}", _s(t.get("figures_s")),
-                    _s(t.get("json_s")), f"< {target:g} s", _verdict(t["seconds"] < target),
-                ])
+                rows.append(
+                    [
+                        kind,
+                        size,
+                        toggle,
+                        _s(t["seconds"]),
+                        f"{run_label} {_s(t.get('run_s'))}",
+                        _s(t.get("figures_s")),
+                        _s(t.get("json_s")),
+                        f"< {target:g} s",
+                        _verdict(t["seconds"] < target),
+                    ]
+                )
     if rows:
         lines += [
             "",
@@ -174,11 +199,21 @@ def format_report(results: dict) -> str:
         for size, row in entry.get("sizes", {}).items():
             for page, p in row.get("pages", {}).items():
                 largest = max(p["figures"].items(), key=lambda kv: kv[1]) if p["figures"] else ("—", 0)
-                rows.append([
-                    kind, size, page, _mb(p["bytes"]), str(len(p["figures"])), f"{largest[0]} {_mb(largest[1])}",
-                    _s(p["seconds"]), _s(p.get("figures_s")), _s(p.get("json_s")),
-                    f"≤ {PAGE_BYTES / MB:g} MB", _verdict(p["bytes"] <= PAGE_BYTES),
-                ])
+                rows.append(
+                    [
+                        kind,
+                        size,
+                        page,
+                        _mb(p["bytes"]),
+                        str(len(p["figures"])),
+                        f"{largest[0]} {_mb(largest[1])}",
+                        _s(p["seconds"]),
+                        _s(p.get("figures_s")),
+                        _s(p.get("json_s")),
+                        f"≤ {PAGE_BYTES / MB:g} MB",
+                        _verdict(p["bytes"] <= PAGE_BYTES),
+                    ]
+                )
     if rows:
         lines += [
             "",
@@ -202,17 +237,23 @@ def format_report(results: dict) -> str:
             rows.append([kind, "—", "—", "—", "—", "—", f"error: {mem['error']}", "", ""])
             continue
         judged = mem["tokens"] == MEMORY_AT
-        rows.append([
-            kind, str(mem["tokens"]), _mb(mem["peak_after_imports"]), _mb(mem["peak_after_load"]), _mb(mem["peak_after_trace"]),
-            _mb(mem["peak_after_attention_page"]), f"< {MEMORY_BYTES / GB:g} GB" if judged else "(at 512)",
-            _verdict(mem["peak_after_trace"] < MEMORY_BYTES if judged else None),
-            f"{_mb(mem.get('ru_maxrss_at_start'))} → {_mb(mem.get('ru_maxrss_at_end'))}",
-        ])
+        rows.append(
+            [
+                kind,
+                str(mem["tokens"]),
+                _mb(mem["peak_after_imports"]),
+                _mb(mem["peak_after_load"]),
+                _mb(mem["peak_after_trace"]),
+                _mb(mem["peak_after_attention_page"]),
+                f"< {MEMORY_BYTES / GB:g} GB" if judged else "(at 512)",
+                _verdict(mem["peak_after_trace"] < MEMORY_BYTES if judged else None),
+                f"{_mb(mem.get('ru_maxrss_at_start'))} → {_mb(mem.get('ru_maxrss_at_end'))}",
+            ]
+        )
     if rows:
         lines += [
             "",
-            f"4. Peak resident memory (ru_maxrss) of a fresh process per model (target < {MEMORY_BYTES / GB:g} GB after a "
-            f"{MEMORY_AT}-token trace)",
+            f"4. Peak resident memory (ru_maxrss) of a fresh process per model (target < {MEMORY_BYTES / GB:g} GB after a {MEMORY_AT}-token trace)",
             "   peaks are the process's VmHWM: getrusage's ru_maxrss starts a child at its parent's RSS (Linux keeps it "
             "across fork + exec), shown in the last column",
         ]
@@ -223,7 +264,10 @@ def format_report(results: dict) -> str:
         if "bertviz" not in entry:
             continue
         bv = entry["bertviz"]
-        lines += ["", f"5. bertviz model_view HTML vs our overview_figure JSON, same {kind} attentions (target ≥ {BERTVIZ_RATIO:g}× smaller at {BERTVIZ_AT} tokens)"]
+        lines += [
+            "",
+            f"5. bertviz model_view HTML vs our overview_figure JSON, same {kind} attentions (target ≥ {BERTVIZ_RATIO:g}× smaller at {BERTVIZ_AT} tokens)",
+        ]
         if not bv.get("available"):
             lines.append("   bertviz not installed (pip install bertviz==1.4.1 to compare)")
             continue
@@ -232,29 +276,50 @@ def format_report(results: dict) -> str:
             if "error" in r:
                 rows.append([size, f"error: {r['error']}", "", "", _mb(r.get("ours_bytes")), _s(r.get("ours_s")), "", "", "", ""])
                 continue
-            rows.append([
-                size, _mb(r["bertviz_bytes"]), _s(r["bertviz_s"]), _mb(r.get("bertviz_peak_rss")), _mb(r["ours_bytes"]), _s(r["ours_s"]),
-                f"{r['size_ratio']:.1f}×", f"{r['time_ratio']:.1f}×",
-                f"≥ {BERTVIZ_RATIO:g}×" if int(size) == BERTVIZ_AT else f"(at {BERTVIZ_AT})",
-                _verdict(r["size_ratio"] >= BERTVIZ_RATIO if int(size) == BERTVIZ_AT else None),
-            ])
+            rows.append(
+                [
+                    size,
+                    _mb(r["bertviz_bytes"]),
+                    _s(r["bertviz_s"]),
+                    _mb(r.get("bertviz_peak_rss")),
+                    _mb(r["ours_bytes"]),
+                    _s(r["ours_s"]),
+                    f"{r['size_ratio']:.1f}×",
+                    f"{r['time_ratio']:.1f}×",
+                    f"≥ {BERTVIZ_RATIO:g}×" if int(size) == BERTVIZ_AT else f"(at {BERTVIZ_AT})",
+                    _verdict(r["size_ratio"] >= BERTVIZ_RATIO if int(size) == BERTVIZ_AT else None),
+                ]
+            )
         lines.append("   bertviz in a fresh process per size (its peak RSS shown); time = model_view(..., html_action='return') vs overview_figure + to_json")
         lines += _table(
             ["tokens", "bertviz HTML", "bertviz time", "bertviz peak RSS", "overview JSON", "overview time", "size ratio", "time ratio", "target", ""],
             rows,
-            right=set(range(0, 9)),
+            right=set(range(9)),
         )
 
     # 6 ------------------------------------------------------------------------------------------
     cold = results.get("cold_start")
     if cold is not None:
-        lines += ["", f"6. Cold start: streamlit run app.py (HF_HUB_OFFLINE=1) → {cold.get('path', '/Attention')} in chromium (target ≤ {COLD_START_S:g} s to the first chart)"]
+        lines += [
+            "",
+            f"6. Cold start: streamlit run app.py (HF_HUB_OFFLINE=1) → {cold.get('path', '/Attention')} in chromium "
+            f"(target ≤ {COLD_START_S:g} s to the first chart)",
+        ]
         if "first_chart_s" in cold:
             lines += _table(
                 ["server answers health", "title shown", "first chart", "warm reload", "imports alone", "target", ""],
-                [[_s(cold.get("server_ready_s")), _s(cold.get("title_s")), _s(cold["first_chart_s"]), _s(cold.get("warm_reload_s")),
-                  _s(cold.get("imports_s")), f"≤ {COLD_START_S:g} s", _verdict(cold["first_chart_s"] <= COLD_START_S)]],
-                right=set(range(0, 6)),
+                [
+                    [
+                        _s(cold.get("server_ready_s")),
+                        _s(cold.get("title_s")),
+                        _s(cold["first_chart_s"]),
+                        _s(cold.get("warm_reload_s")),
+                        _s(cold.get("imports_s")),
+                        f"≤ {COLD_START_S:g} s",
+                        _verdict(cold["first_chart_s"] <= COLD_START_S),
+                    ]
+                ],
+                right=set(range(6)),
             )
             lines.append(f"   (chromium launched beforehand in {_s(cold.get('browser_launch_s'))}, not counted)")
         else:

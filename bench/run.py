@@ -29,7 +29,7 @@ class Options:
     log: object = field(default=sys.stderr, repr=False)
 
     @classmethod
-    def quick_run(cls, sizes: tuple[int, ...] | None = None, **changes) -> "Options":
+    def quick_run(cls, sizes: tuple[int, ...] | None = None, **changes) -> Options:
         sizes = tuple(sizes or QUICK_SIZES)
         values = dict(
             sizes=sizes,
@@ -53,7 +53,10 @@ def _commit() -> str:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--", "app.py", "model", "viz", "ui", "pages"],
-            cwd=root, capture_output=True, text=True, timeout=10,
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"

@@ -1,8 +1,8 @@
 """Measurements that need a process of their own; each prints one JSON line.
 
-    python -m bench.worker memory --model toy --tokens 512
-    python -m bench.worker memory --model distilbert --folder DIR --tokens 512
-    python -m bench.worker bertviz --folder DIR --tokens 512
+python -m bench.worker memory --model toy --tokens 512
+python -m bench.worker memory --model distilbert --folder DIR --tokens 512
+python -m bench.worker bertviz --folder DIR --tokens 512
 """
 
 from __future__ import annotations
@@ -49,19 +49,20 @@ def memory(kind: str, tokens: int, folder: str | None) -> dict:
     import torch  # noqa: F401  (imports first, to tell them apart from the model and the trace)
     import transformers  # noqa: F401
 
-    import viz.views  # noqa: F401
+    import viz.content  # noqa: F401
     from bench import workload
+    from viz.content.settings import Settings
 
     after_imports = peak_rss_bytes()
     model = workload.load(kind, Path(folder) if folder else None)
     text = workload.text_of_tokens(model, tokens)
     after_load = peak_rss_bytes()
     t0 = time.perf_counter()
-    trace = workload.trace_for(model, [text], workload.Settings())
+    trace = workload.trace_for(model, [text], Settings())
     trace_s = time.perf_counter() - t0
     after_trace = peak_rss_bytes()
     rss_holding_trace = current_rss_bytes()
-    figures = workload.attention_figures(trace, workload.Settings())
+    figures = workload.attention_figures(trace, Settings())
     payload = sum(workload.serialise(figures).values())
     after_figures = peak_rss_bytes()
     return dict(

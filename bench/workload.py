@@ -1,35 +1,19 @@
 """What the benchmark runs: the two models, inputs of exactly N tokens, and each page's server work.
 
-The page functions replay what `pages/*.py` compute for one run of the script, through the same
-`model/` and `viz.views` calls, without Streamlit: the figures they return are what `st.plotly_chart`
-serialises and sends.
+Each page's work is the page function the app calls (`viz.content`), without Streamlit: the figures
+it returns are what `st.plotly_chart` serialises and sends.
 """
 
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import bench  # noqa: F401  (sets the offline / quiet environment first)
 
 SENTENCE = "the fisher sat on the river bank with his dog and the woman took money from the bank in town"
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-REFERENCES = ("river", "water", "money", "deposit")  # the Embeddings page's default reference words
-TARGET = "bank"
 NOTES: dict[str, str] = {}  # what the benchmark had to work around in the app, for the report
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The view the benchmark draws: the app's defaults (first sentence, layer 0, head 0)."""
-
-    sentence: int = 0
-    layer: int = 0
-    head: int = 0
-    mask: str | None = None  # None: the model's own
-    scale: bool = True
-    temperature: float = 1.0
 
 
 # ---------------------------------------------------------------------------------------- models
@@ -112,125 +96,62 @@ def bare_forward(model, input_ids, key_valid):
         return model.module(input_ids=input_ids, attention_mask=key_valid.long())
 
 
-def trace_for(model, texts: list[str], settings: Settings):
-    """The run a page starts from, as `ui.view.get_trace` gets it.
+def trace_for(model, texts: list[str], settings):
+    """The run a page starts from, as the app gets it (`viz.content.run_model`)."""
+    from viz.content import run_model
 
-    The toy model runs with the chosen mask, scaling and temperature; a pretrained model runs as
-    trained and the view is changed afterwards (`with_view`).
-    """
-    mask_name = settings.mask or model.default_mask
-    if model.is_toy:
-        return model.trace(texts, mask=mask_name, scale=settings.scale, temperature=settings.temperature)
-    run = model.trace(texts)
-    return view_of(run, settings, model)
+    return run_model(model, texts, settings.display)
 
 
-def view_of(run, settings: Settings, model):
-    from model import MaskSpec
+def view_of(run, settings, model):
+    """A pretrained model's cached run shown with the settings' mask, scaling and temperature."""
+    from viz.content import shown_as
 
-    mask = MaskSpec.parse(settings.mask or model.default_mask)
-    return run.with_view(mask, settings.scale, settings.temperature)
+    return shown_as(run, model, settings.display)
 
 
 # ----------------------------------------------------------------------------------------- pages
 
 
-def attention_figures(trace, settings: Settings) -> dict:
-    """The figures of pages/3_Attention.py for one head, with the rest of its server work."""
-    from model.attention import worked_example
-    from viz.views import FULL_RESOLUTION, overview_figure, pattern_of_head, scaling_figures, sentence_labels, stages_of_head
+def attention_figures(trace, settings) -> dict:
+    """The Attention page's figures (its table and notices are built too, as in the app)."""
+    from viz.content import attention_page
 
-    b, layer, head = settings.sentence, settings.layer, settings.head
-    stages = trace.stages(layer)
-    figures = {f"stages-L{layer}-H{head}": stages_of_head(trace, b, layer, head, stages)}
-    if len(sentence_labels(trace, b)) > FULL_RESOLUTION:  # long inputs: block means, then one full pattern
-        figures[f"pattern-L{layer}-H{head}"] = pattern_of_head(trace, b, layer, head, stages)
-    bool(stages.fully_masked_rows[b, head].any())
-    figures.update(scaling_figures(trace, b, layer, head))
-    n = len(trace.tokens[b])
-    worked_example(stages, b, head, min(n - 1, 2), 0)
-    figures["overview-all-heads"] = overview_figure(trace, b)
-    return figures
+    return attention_page(settings, trace).figures
 
 
 class TokensPage:
-    """pages/1_Tokens.py: the model's own token strip, then the same sentence four ways."""
+    """The Tokens page, with its comparison tokenizers made once (the app caches them too)."""
 
     def __init__(self, model):
-        from model.loading import wordpiece_tokenizer
-        from model.tokenizers import get_tokenizer
+        from viz.content.tokens import comparison_tokenizers
 
-        # What the page keeps in st.cache_resource / lru_cache: made once, outside the timing.
-        self.tokenizers = {name: get_tokenizer(name) for name in ("word", "char", "gpt2-bpe")}
-        if not model.is_toy:
-            self.tokenizers[model.name] = model.tokenizer
-        else:
-            wordpiece = wordpiece_tokenizer()
-            if wordpiece is not None:
-                self.tokenizers["wordpiece"] = wordpiece
+        self.tokenizers = comparison_tokenizers(model)
         self.model = model
 
-    def figures(self, trace, settings: Settings) -> dict:
-        from viz import tokens_figure
-        from viz.views import token_rows, tokens_figures
+    def figures(self, trace, settings) -> dict:
+        from viz.content import tokens_page
 
-        figures = dict(tokens_figures(trace, self.model.tokenizer.label))
-        text = trace.texts[settings.sentence]
-        for name, tokenizer in self.tokenizers.items():
-            tokens = tokenizer.encode(text)
-            figures[f"tokens-compare-{name}"] = tokens_figure(
-                token_rows(tokens), title=f"{tokenizer.label}: {len(tokens)} tokens"
-            )
-        return figures
+        return tokens_page(settings, trace, self.model, self.tokenizers).figures
 
 
-def positional_figures(model, trace, settings: Settings, n_positions: int) -> dict:
-    """pages/2_Positional_encoding.py with its sliders at `n_positions` positions and the model's d_model (≤ 512)."""
-    from model import cosine_similarity_matrix, similarity_by_distance, sinusoidal_positional_encoding
-    from ui.settings import PE_LIMIT
-    from viz import input_composition_figure, position_similarity_heatmap, similarity_by_distance_figure
-    from viz import views
-    from viz.views import positional_figures as pe_figures
-    from viz.views import COMPOSITION_TOKENS, sentence_labels
+def positional_figures(model, trace, settings, n_positions: int) -> dict:
+    """The Positional encoding page with its sliders at `n_positions` positions and the model's d_model (≤ 512)."""
+    from dataclasses import replace
+
+    from viz.content import positional_page
+    from viz.content.settings import PE_LIMIT
 
     n = max(2, min(n_positions, PE_LIMIT))
     d = max(2, min(model.d_model, PE_LIMIT))
-    base = 10000
-    pe = sinusoidal_positional_encoding(n, d, float(base))
-    similarity = cosine_similarity_matrix(pe)
-    distances, means = similarity_by_distance(similarity)
-    dims = list(dict.fromkeys(dim for dim in (0, 1, d // 2, d - 2) if 0 <= dim < d))
-    figures = dict(pe_figures(pe.numpy(), similarity.numpy(), distances.numpy(), means.numpy(), base, dims))
-    if not model.is_toy:
-        learned = cosine_similarity_matrix(model.position_matrix(n))
-        learned_distances, learned_means = similarity_by_distance(learned)
-        title = f"{model.name}: learned position embeddings"
-        if hasattr(views, "similarity_figure"):
-            figures["learned-position-similarity"] = views.similarity_figure(learned.numpy(), title)
-        else:
-            figures["learned-position-similarity"] = position_similarity_heatmap(learned.numpy(), title=title)
-        figures["learned-vs-sinusoidal-by-distance"] = similarity_by_distance_figure(
-            distances.numpy(),
-            means.numpy(),
-            label=f"sinusoidal, base {base}",
-            series={f"{model.name}: learned": (learned_distances.numpy(), learned_means.numpy())},
-        )
-    b = settings.sentence
-    count = len(trace.tokens[b])
-    count = min(count, COMPOSITION_TOKENS)
-    labels = sentence_labels(trace, b)[:count]
-    arrays = trace.static_embeddings[b, :count].numpy(), trace.positional[:count].numpy()
-    figures["input-composition"] = input_composition_figure(*arrays, labels)
-    return figures
+    return positional_page(replace(settings, pe_positions=n, pe_d_model=d), trace, model).figures
 
 
-def embeddings_figures(model, trace, settings: Settings) -> dict:
-    """pages/4_Embeddings.py with its defaults: "bank", the default reference words, the last layer."""
-    from model.embeddings import embedding_projection
-    from viz.views import embedding_figures
+def embeddings_figures(model, trace, settings) -> dict:
+    """The Embeddings page with its defaults: "bank", the default reference words, the last layer."""
+    from viz.content import embeddings_page
 
-    projection = embedding_projection(trace, TARGET, REFERENCES, layer=None)
-    return dict(embedding_figures(projection, model.name))
+    return embeddings_page(settings, trace, model.name).figures
 
 
 def serialise(figures: dict) -> dict[str, int]:

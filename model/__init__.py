@@ -1,8 +1,8 @@
 """Models, tokenizers and the attention trace. Pure torch/transformers: no UI code here.
 
-    from model import load_model
-    trace = load_model("toy").trace(["The cat sat on the mat."], mask="causal")
-    stages = trace.stages(layer=0)   # scores_raw, scores_scaled, scores_masked, pattern, z
+from model import load_model
+trace = load_model("toy").trace(["The cat sat on the mat."], mask="causal")
+stages = trace.stages(layer=0)   # scores_raw, scores_scaled, scores_masked, pattern, z
 """
 
 from model.attention import AttentionStages, MaskSpec, attention_stages

@@ -49,6 +49,7 @@ def attention_stages(
     mask: Tensor | None = None,
     scale: bool = True,
     temperature: float = 1.0,
+    divisor: float | None = None,
 ) -> AttentionStages:
     """Compute every stage of scaled dot-product attention.
 
@@ -56,6 +57,8 @@ def attention_stages(
     mask: bool, broadcastable to `[..., head, query_pos, key_pos]`, True = may attend. Masking is by
     position, never by looking at a score's value: a score of exactly 0 is an ordinary score.
     scale: divide by √d_head (the size of one head, not of the model) before the softmax.
+    divisor: what to divide by when `scale` is on, for a model whose own divisor is not √d_head
+    (Gemma divides by √query_pre_attn_scalar); None = √d_head.
     temperature: the softmax input is divided by it; 1 is the model's own behaviour.
 
     A query row whose keys are all masked has no distribution to take. Its `pattern` row is all
@@ -69,8 +72,8 @@ def attention_stages(
         raise ValueError(f"q and k must share d_head, got {d_head} and {k.shape[-1]}")
 
     scores_raw = q @ k.transpose(-1, -2)  # [..., head, query_pos, d_head] @ [..., head, d_head, key_pos]
-    divisor = math.sqrt(d_head) if scale else 1.0
-    scores_scaled = scores_raw / divisor
+    divisor = (math.sqrt(d_head) if divisor is None else float(divisor)) if scale else 1.0
+    scores_scaled = scores_raw * (1.0 / divisor)  # ÷ divisor, rounded as the models themselves do it
 
     if mask is None:
         mask = torch.ones((), dtype=torch.bool, device=q.device)
@@ -95,6 +98,34 @@ def attention_stages(
     )
 
 
+def ablated(z: Tensor, heads: list[int], how: str = "zero", key_valid: Tensor | None = None) -> Tensor:
+    """z `[batch, head, pos, d_head]` with the output of `heads` replaced (a copy).
+
+    how="zero": by zeros. how="mean": by the head's mean output over the batch's real tokens
+    (`key_valid` `[batch, pos]`, True on real tokens; None = every position).
+    """
+    z = z.clone()
+    for head in heads:
+        if how == "mean":
+            rows = z[:, head] if key_valid is None else z[:, head][key_valid.to(torch.bool)]  # [..., d_head]
+            z[:, head] = rows.reshape(-1, z.shape[-1]).mean(dim=0)
+        elif how == "zero":
+            z[:, head] = 0.0
+        else:
+            raise ValueError(f"unknown ablation {how!r}; choose zero or mean")
+    return z
+
+
+def entropy_bits(probabilities: Tensor, dim: int = -1) -> Tensor:
+    """Entropy in bits of distributions along `dim`: −Σ p log2 p, with 0 · log 0 = 0.
+
+    The one entropy of the project: attention rows (a fully masked row, all zeros, has entropy 0) and
+    next-token distributions.
+    """
+    p = probabilities.to(torch.float64)
+    return -(p * torch.log2(p.clamp_min(1e-300))).sum(dim=dim).to(probabilities.dtype)
+
+
 @dataclass(frozen=True)
 class MaskSpec:
     """Which keys a query may attend to.
@@ -111,7 +142,7 @@ class MaskSpec:
     NAMES = ("none", "causal", "padding", "causal+padding")
 
     @classmethod
-    def parse(cls, name: str, hidden_keys=()) -> "MaskSpec":
+    def parse(cls, name: str, hidden_keys=()) -> MaskSpec:
         """`"none"`, `"causal"`, `"padding"` or `"causal+padding"`."""
         if name not in cls.NAMES:
             raise ValueError(f"unknown mask {name!r}; choose one of {', '.join(cls.NAMES)}")

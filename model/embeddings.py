@@ -206,8 +206,15 @@ def embedding_projection(
         x, y = xy[1 + layer][index]
         is_target = word == target
         points.append(
-            dict(label=label, group="contextual" if is_target else "reference", sentence=sentence,
-                 sense=(sense_of[sentence] or None) if is_target else None, layer=layer, x=x, y=y)
+            dict(
+                label=label,
+                group="contextual" if is_target else "reference",
+                sentence=sentence,
+                sense=(sense_of[sentence] or None) if is_target else None,
+                layer=layer,
+                x=x,
+                y=y,
+            )
         )
         if is_target:
             tracks[label] = [tuple(xy[space][index]) for space in range(len(xy))]  # static, the input, each layer

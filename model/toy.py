@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from model.attention import MaskSpec, attention_stages
+from model.attention import MaskSpec, ablated, attention_stages
 from model.positional import sinusoidal_positional_encoding
 from model.tokenizers import Tokenizer, WordTokenizer, get_tokenizer
 
@@ -87,9 +87,7 @@ class Block(nn.Module):
         self.ln1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.attn = MultiHeadAttention(config)
         self.ln2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-        self.mlp = nn.Sequential(
-            nn.Linear(config.d_model, config.d_mlp), nn.ReLU(), nn.Linear(config.d_mlp, config.d_model)
-        )
+        self.mlp = nn.Sequential(nn.Linear(config.d_model, config.d_mlp), nn.ReLU(), nn.Linear(config.d_mlp, config.d_model))
 
 
 class ToyTransformer(nn.Module):
@@ -99,9 +97,7 @@ class ToyTransformer(nn.Module):
         self.tokenizer = make_tokenizer(config)
         self.d_vocab = self.tokenizer.d_vocab
         self.embed = nn.Embedding(self.d_vocab, config.d_model)  # [d_vocab, d_model]
-        self.register_buffer(
-            "pe", sinusoidal_positional_encoding(config.n_ctx, config.d_model, config.pe_base), persistent=False
-        )  # [n_ctx, d_model]
+        self.register_buffer("pe", sinusoidal_positional_encoding(config.n_ctx, config.d_model, config.pe_base), persistent=False)  # [n_ctx, d_model]
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
         self.ln_final = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.unembed = nn.Linear(config.d_model, self.d_vocab)
@@ -131,12 +127,16 @@ class ToyTransformer(nn.Module):
         scale: bool = True,
         temperature: float = 1.0,
         record: dict | None = None,
+        ablate: tuple[tuple[int, int], ...] = (),
+        ablate_with: str = "zero",
     ) -> Tensor:
         """input_ids `[batch, pos]` → logits `[batch, pos, d_vocab]`.
 
         key_valid `[batch, pos]` is True on real tokens (False on padding). `mask`, `scale` and
         `temperature` change the attention of every layer. When `record` is a dict, the embeddings,
-        hidden states and every layer's q, k, v are stored in it.
+        hidden states and every layer's q, k, v are stored in it. `ablate` lists (layer, head) pairs
+        whose output z is replaced before W_O: by zeros, or (`ablate_with="mean"`) by the head's mean z
+        over the batch's real tokens.
         """
         n_pos = input_ids.shape[1]
         if n_pos > self.config.n_ctx:
@@ -149,10 +149,14 @@ class ToyTransformer(nn.Module):
         token_embedding = self.embed(input_ids)  # [batch, pos, d_model]
         x = token_embedding + self.pe[:n_pos]
         hidden, queries, keys, values = [x], [], [], []
-        for block in self.blocks:
+        for layer, block in enumerate(self.blocks):
             q, k, v = block.attn.qkv(block.ln1(x))
             stages = attention_stages(q, k, v, attend, scale=scale, temperature=temperature)
-            x = x + block.attn.combine(stages.z)
+            z = stages.z
+            heads = [head for (at, head) in ablate if at == layer]
+            if heads:
+                z = ablated(z, heads, ablate_with, key_valid)
+            x = x + block.attn.combine(z)
             x = x + block.mlp(block.ln2(x))
             hidden.append(x)
             queries.append(q), keys.append(k), values.append(v)
@@ -180,7 +184,7 @@ class ToyTransformer(nn.Module):
         save_file({k: v.contiguous() for k, v in self.state_dict().items()}, str(folder / "model.safetensors"))
 
     @classmethod
-    def load(cls, folder: str | Path) -> "ToyTransformer":
+    def load(cls, folder: str | Path) -> ToyTransformer:
         from safetensors.torch import load_file
 
         folder = Path(folder)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 import torch
 from torch import Tensor
 
-from model.attention import AttentionStages, MaskSpec, attention_stages
+from model.attention import AttentionStages, MaskSpec, attention_stages, entropy_bits
 from model.tokenizers import Token, is_visible_text
 
 MAX_SENTENCES = 32  # a batch larger than a class can read is cut, with a notice
@@ -22,7 +22,7 @@ class InputError(ValueError):
     """Input the model cannot run on; the message is written for the person who typed it."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Trace:
     model_name: str
     texts: list[str]  # the sentences as run (after dropping empty ones)
@@ -30,20 +30,29 @@ class Trace:
     input_ids: Tensor  # [batch, pos]
     key_valid: Tensor  # [batch, pos] bool, True on real tokens, False on padding
     static_embeddings: Tensor  # [batch, pos, d_model] the learned embedding of each token id
-    positional: Tensor  # [pos, d_model] sinusoidal encoding or learned position embeddings
-    positional_kind: str  # "sinusoidal" or "learned"
+    positional: Tensor  # [pos, d_model] sinusoidal encoding or learned position embeddings (zeros for rotary)
+    positional_kind: str  # "sinusoidal", "learned" or "rotary"
     hidden_states: Tensor  # [n_layers + 1, batch, pos, d_model] the input, then each layer's output
     q: Tensor  # [n_layers, batch, head, pos, d_head]
-    k: Tensor  # [n_layers, batch, head, pos, d_head]
+    k: Tensor  # [n_layers, batch, head, pos, d_head] (a key/value head shared by several query heads is repeated)
     v: Tensor  # [n_layers, batch, head, pos, d_head]
     mask: MaskSpec  # the mask the stages are shown with
     scale: bool  # divide by √d_head in the stages shown
     temperature: float  # softmax temperature in the stages shown
-    model_mask: MaskSpec  # what the model's own forward pass used
+    model_mask: MaskSpec  # what the forward pass used (the what-if it ran with, or the model's own)
     model_scale: bool
     model_temperature: float
     last_logits: Tensor | None = None  # [batch, d_vocab] next-token logits at each sentence's last token
     notices: list[str] = field(default_factory=list)  # what was changed in the input, for the page
+    logits: Tensor | None = None  # [batch, pos, d_vocab] the language-model head at every position
+    lm_head: str | None = None  # "next" (next-token head), "masked" (masked-word head) or None
+    ablate: tuple[tuple[int, int], ...] = ()  # (layer, head) whose output z was replaced in the run
+    ablate_with: str = "zero"  # "zero" or "mean"
+    own_mask: MaskSpec | None = None  # the model's own settings (as trained); None = same as model_mask
+    own_scale: bool = True
+    own_temperature: float = 1.0
+    n_kv_heads: int | None = None  # key/value heads (fewer than heads with grouped-query attention)
+    divisors: tuple[float, ...] = ()  # per layer, what the model divides scores by; () = √d_head
 
     @property
     def n_layers(self) -> int:
@@ -57,9 +66,28 @@ class Trace:
     def d_head(self) -> int:
         return self.q.shape[-1]
 
+    def kv_head(self, head: int) -> int:
+        """The key/value head that query head `head` reads (itself without grouped-query attention)."""
+        n_kv = self.n_kv_heads or self.n_heads
+        return head // (self.n_heads // n_kv)
+
     @property
-    def lengths(self) -> list[int]:
-        return [len(t) for t in self.tokens]
+    def what_ifs(self) -> list[str]:
+        """How the forward pass differs from the model's own settings (empty when it ran as trained)."""
+        own_mask = self.own_mask or self.model_mask
+        changes = []
+        if (self.model_mask.causal, self.model_mask.padding) != (own_mask.causal, own_mask.padding):
+            changes.append(f"mask {self.model_mask.name} (model: {own_mask.name})")
+        if self.model_mask.hidden_keys:
+            changes.append("hidden key position" + "s" * (len(self.model_mask.hidden_keys) > 1) + " " + ", ".join(str(j) for j in self.model_mask.hidden_keys))
+        if self.model_scale != self.own_scale:
+            changes.append(f"scaling {'on' if self.model_scale else 'off'}")
+        if self.model_temperature != self.own_temperature:
+            changes.append(f"temperature {self.model_temperature:g}")
+        if self.ablate:
+            heads = ", ".join(f"{layer}.{head}" for layer, head in self.ablate)
+            changes.append(f"head{'s' * (len(self.ablate) > 1)} {heads} ablated ({self.ablate_with})")
+        return changes
 
     @property
     def what_if(self) -> str | None:
@@ -78,7 +106,7 @@ class Trace:
             "the model itself ran as trained, so later layers are not affected."
         )
 
-    def with_view(self, mask: MaskSpec, scale: bool, temperature: float) -> "Trace":
+    def with_view(self, mask: MaskSpec, scale: bool, temperature: float) -> Trace:
         """The same run shown with another mask, scaling or temperature (tensors are shared, not copied)."""
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature!r}")
@@ -108,29 +136,45 @@ class Trace:
             self.attend(mask),
             scale=self.scale if scale is None else scale,
             temperature=self.temperature if temperature is None else temperature,
+            divisor=self.divisors[layer] if self.divisors else None,
         )
 
     def next_token(self, sentence: int, id_to_text, temperature: float = 1.0, k: int = 10) -> dict:
-        """The model's prediction after the last token of one sentence.
-
-        logits = W_U · LayerNorm(h_last) + b;  p = softmax(logits / temperature). Returns the top `k`
-        tokens with their logits and probabilities, and the entropy (bits) of the whole distribution.
-        """
+        """The model's prediction after the last token of one sentence (see `prediction`)."""
         if self.last_logits is None:
+            raise ValueError("this model has no language-model head")
+        return self.prediction(sentence, None, id_to_text, temperature, k)
+
+    def prediction(self, sentence: int, position: int | None, id_to_text, temperature: float = 1.0, k: int = 10) -> dict:
+        """What the language-model head predicts at `position` of one sentence (None: its last token).
+
+        logits = W_U · norm(h) + b;  p = softmax(logits / temperature). A next-token head predicts the
+        token after `position`; a masked-word head the token at it. Returns the top `k` tokens with their
+        logits and probabilities, and the entropy (bits) of the whole distribution.
+        """
+        if self.logits is None and self.last_logits is None:
             raise ValueError("this model has no language-model head")
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature!r}")
-        logits = self.last_logits[sentence]  # [d_vocab]
+        n_tokens = len(self.tokens[sentence])
+        if position is None:
+            position = n_tokens - 1
+        if not 0 <= position < n_tokens:
+            raise IndexError(f"position {position} out of range 0…{n_tokens - 1}")
+        if self.logits is not None:
+            logits = self.logits[sentence, position]  # [d_vocab]
+        else:
+            logits = self.last_logits[sentence]
         probabilities = torch.softmax(logits / temperature, dim=-1)
         top = torch.topk(probabilities, min(k, probabilities.shape[0]))
-        entropy = -(probabilities * torch.log2(probabilities.clamp_min(1e-30))).sum()
         return dict(
             tokens=[id_to_text(int(i)) for i in top.indices],
             ids=[int(i) for i in top.indices],
             logits=[float(logits[i]) for i in top.indices],
             probabilities=[float(p) for p in top.values],
-            entropy=float(entropy),
+            entropy=float(entropy_bits(probabilities)),
             temperature=float(temperature),
+            position=position,
         )
 
     def word_vectors(self, sentence: int, layer: int | None) -> list[tuple[str, Tensor]]:
@@ -168,14 +212,18 @@ def prepare_texts(texts: list[str] | str) -> tuple[list[str], list[str]]:
     return kept, notices
 
 
-def pad_batch(token_lists: list[list[Token]], pad_id: int) -> tuple[Tensor, Tensor]:
-    """Right-pad token ids: returns input_ids `[batch, pos]` and key_valid `[batch, pos]`."""
-    n_pos = max(len(tokens) for tokens in token_lists)
-    input_ids = torch.full((len(token_lists), n_pos), pad_id, dtype=torch.long)
-    key_valid = torch.zeros((len(token_lists), n_pos), dtype=torch.bool)
-    for row, tokens in enumerate(token_lists):
-        input_ids[row, : len(tokens)] = torch.tensor([t.id for t in tokens], dtype=torch.long)
-        key_valid[row, : len(tokens)] = True
+def pad_batch(sequences: list[list[int]] | list[list[Token]], pad_id: int) -> tuple[Tensor, Tensor]:
+    """Right-pad token ids (or `Token`s): returns input_ids `[batch, pos]` and key_valid `[batch, pos]`.
+
+    The one padding helper, for tracing and for training.
+    """
+    ids = [[t if isinstance(t, int) else t.id for t in sequence] for sequence in sequences]
+    n_pos = max(len(sequence) for sequence in ids)
+    input_ids = torch.full((len(ids), n_pos), pad_id, dtype=torch.long)
+    key_valid = torch.zeros((len(ids), n_pos), dtype=torch.bool)
+    for row, sequence in enumerate(ids):
+        input_ids[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
+        key_valid[row, : len(sequence)] = True
     return input_ids, key_valid
 
 

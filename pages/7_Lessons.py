@@ -1,9 +1,8 @@
 import streamlit as st
 
-from ui import page
+from ui import apply_settings, page
 from ui.lessons import LESSONS
-from ui.settings import Settings
-from ui.view import apply_settings
+from viz.content.settings import Settings
 
 page("Lessons", ":material/school:")
 st.markdown(

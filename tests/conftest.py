@@ -31,8 +31,61 @@ def _save_wordpiece_tokenizer(folder: Path, tokenizer_class) -> None:
     tokenizer_class(vocab=vocab, do_lower_case=True).save_pretrained(folder)
 
 
+TINY_DECODERS = ("llama", "qwen2", "mistral", "gemma")
+
+
+def _save_gpt2_tokenizer(folder: Path) -> None:
+    from transformers import GPT2TokenizerFast
+
+    from model.tokenizers import gpt2_bpe_files
+
+    vocab_bpe, encoder_json = gpt2_bpe_files()
+    merges = [tuple(line.split()) for line in vocab_bpe.read_text(encoding="utf-8").split("\n")[1:] if line]
+    vocab = json.loads(encoder_json.read_text(encoding="utf-8"))
+    GPT2TokenizerFast(vocab=vocab, merges=merges).save_pretrained(folder)
+
+
+def _tiny_decoder(kind: str):
+    """A Llama-family causal LM: rotary positions, grouped-query attention (4 query heads, 2 key/value heads)."""
+    from transformers import (
+        GemmaConfig,
+        GemmaForCausalLM,
+        LlamaConfig,
+        LlamaForCausalLM,
+        MistralConfig,
+        MistralForCausalLM,
+        Qwen2Config,
+        Qwen2ForCausalLM,
+    )
+
+    config_class, model_class = {
+        "llama": (LlamaConfig, LlamaForCausalLM),
+        "qwen2": (Qwen2Config, Qwen2ForCausalLM),
+        "mistral": (MistralConfig, MistralForCausalLM),
+        "gemma": (GemmaConfig, GemmaForCausalLM),
+    }[kind]
+    config = config_class(
+        vocab_size=50257,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=64,
+        bos_token_id=50256,
+        eos_token_id=50256,
+        pad_token_id=None,
+    )
+    return model_class(config)
+
+
 def build_tiny_model(kind: str, folder: Path) -> Path:
-    """Save a randomly initialised `distilbert`, `bert` or `gpt2` with its tokenizer into `folder`."""
+    """Save a randomly initialised model with its tokenizer into `folder`.
+
+    kind: `distilbert`, `bert`, `bert-mlm` (with its masked-word head), `gpt2` (bare), `gpt2-lm` (with its
+    language-model head), or a Llama-family decoder: `llama`, `qwen2`, `mistral`, `gemma`.
+    """
     import torch
     from transformers import (
         BertConfig,
@@ -43,17 +96,12 @@ def build_tiny_model(kind: str, folder: Path) -> Path:
         DistilBertTokenizerFast,
         GPT2Config,
         GPT2Model,
-        GPT2TokenizerFast,
     )
-
-    from model.tokenizers import gpt2_bpe_files
 
     torch.manual_seed(0)
     folder.mkdir(parents=True, exist_ok=True)
     if kind == "distilbert":
-        config = DistilBertConfig(
-            vocab_size=len(WORDPIECE_VOCAB), dim=48, n_heads=4, n_layers=2, hidden_dim=96, max_position_embeddings=64
-        )
+        config = DistilBertConfig(vocab_size=len(WORDPIECE_VOCAB), dim=48, n_heads=4, n_layers=2, hidden_dim=96, max_position_embeddings=64)
         DistilBertModel(config).save_pretrained(folder)
         _save_wordpiece_tokenizer(folder, DistilBertTokenizerFast)
     elif kind == "bert":
@@ -67,13 +115,28 @@ def build_tiny_model(kind: str, folder: Path) -> Path:
         )
         BertModel(config).save_pretrained(folder)
         _save_wordpiece_tokenizer(folder, BertTokenizerFast)
-    elif kind == "gpt2":
+    elif kind == "bert-mlm":
+        from transformers import BertForMaskedLM
+
+        config = BertConfig(
+            vocab_size=len(WORDPIECE_VOCAB),
+            hidden_size=48,
+            num_attention_heads=3,
+            num_hidden_layers=2,
+            intermediate_size=96,
+            max_position_embeddings=64,
+        )
+        BertForMaskedLM(config).save_pretrained(folder)
+        _save_wordpiece_tokenizer(folder, BertTokenizerFast)
+    elif kind in ("gpt2", "gpt2-lm"):
+        from transformers import GPT2LMHeadModel
+
         config = GPT2Config(n_embd=48, n_head=4, n_layer=2, n_positions=64, vocab_size=50257)
-        GPT2Model(config).save_pretrained(folder)
-        vocab_bpe, encoder_json = gpt2_bpe_files()
-        merges = [tuple(line.split()) for line in vocab_bpe.read_text(encoding="utf-8").split("\n")[1:] if line]
-        vocab = json.loads(encoder_json.read_text(encoding="utf-8"))
-        GPT2TokenizerFast(vocab=vocab, merges=merges).save_pretrained(folder)
+        (GPT2Model if kind == "gpt2" else GPT2LMHeadModel)(config).save_pretrained(folder)
+        _save_gpt2_tokenizer(folder)
+    elif kind in TINY_DECODERS:
+        _tiny_decoder(kind).save_pretrained(folder)
+        _save_gpt2_tokenizer(folder)
     else:
         raise ValueError(kind)
     return folder
@@ -105,6 +168,7 @@ BROWSER_ARGS = [
     "--disable-sync",
 ]
 
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -118,9 +182,11 @@ def server():
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     log = tempfile.TemporaryFile()
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -139,7 +205,6 @@ def server():
     server_pid.remove(process.pid)
     process.terminate()
     process.wait(timeout=20)
-
 
 
 def pytest_configure(config):

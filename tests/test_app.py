@@ -1,5 +1,6 @@
 """The app as a user reaches it: entry point, then each page; assertions on the charts' numbers."""
 
+import logging
 import math
 
 import numpy as np
@@ -29,13 +30,27 @@ def stages_chart(at, head):
     return heatmaps(chart_titled(at, [f"head {head} ·"]))
 
 
-def test_every_page_draws_from_the_entry_point():
-    at = start()
-    assert not at.exception and "Attention" in at.title[0].value
-    for path in PAGES:
-        on_page(at, path)
-        assert len(charts(at)) >= 2, path
-        assert not at.error, [e.value for e in at.error]
+def test_every_page_draws_from_the_entry_point_what_its_page_function_gives(caplog):
+    from model import load_model
+    from viz.content import Settings, attention_page, embeddings_page, positional_page, run_model, tokens_page
+
+    settings, model = Settings(), load_model("toy")
+    trace = run_model(model, settings.sentences, settings.display)
+    expected = {
+        "pages/1_Tokens.py": tokens_page(settings, trace, model),
+        "pages/2_Positional_encoding.py": positional_page(settings, trace, model),
+        "pages/3_Attention.py": attention_page(settings, trace),
+        "pages/4_Embeddings.py": embeddings_page(settings, trace, model.name),
+    }
+    with caplog.at_level(logging.ERROR, logger="attention_viz"):
+        at = start()
+        assert not at.exception and "Attention" in at.title[0].value
+        for path, content in expected.items():
+            on_page(at, path)
+            titles = [spec["layout"].get("title", {}).get("text") for spec in charts(at)]
+            assert titles == [figure.layout.title.text for figure in content.figures.values()], path
+            assert not at.error, [e.value for e in at.error]
+    assert [r for r in caplog.records if r.name == "attention_viz"] == []
 
 
 def test_attention_stages_follow_the_maths_and_the_toggles():
@@ -59,7 +74,7 @@ def test_attention_stages_follow_the_maths_and_the_toggles():
     assert not np.isnan(pattern).any()
     np.testing.assert_allclose(pattern.sum(axis=1), 1, atol=1e-5)
 
-    at.sidebar.toggle(key="w_scale").set_value(False).run()
+    at.sidebar.toggle(key="w_scaling").set_value(False).run()
     stages = stages_chart(at, 2)
     np.testing.assert_allclose(stages["÷ √d_k"], stages["raw Q·Kᵀ"], rtol=1e-6)
     assert "S = Q" in at.latex[0].value and "unscaled" in at.latex[1].value
@@ -81,11 +96,11 @@ def test_hidden_tokens_and_temperature():
     at = on_page(start(), "pages/3_Attention.py")
     at.sidebar.text_area(key="w_text").set_value("The cat sat on the mat.").run()
     at.sidebar.selectbox(key="w_mask").set_value("none").run()
-    at.sidebar.multiselect(key="w_hide").set_value([1]).run()
+    at.sidebar.multiselect(key="w_hidden").set_value([1]).run()
     pattern = stages_chart(at, 0)["softmax"]
     assert np.isnan(pattern[:, 1]).all()
     peak_default = np.nanmax(pattern, axis=1).mean()
-    at.sidebar.slider(key="w_temp").set_value(5.0).run()
+    at.sidebar.select_slider(key="w_temperature").set_value(5.0).run()
     assert np.nanmax(stages_chart(at, 0)["softmax"], axis=1).mean() < peak_default
 
 
@@ -161,8 +176,8 @@ def test_tokens_page_shows_every_tokenizer_side_by_side():
 
 def test_positional_page_matrix_follows_the_sliders():
     at = on_page(start(), "pages/2_Positional_encoding.py")
-    at.slider(key="w_pe_n").set_value(4).run()
-    at.slider(key="w_pe_d").set_value(4).run()
+    at.slider(key="w_pe_positions").set_value(4).run()
+    at.slider(key="w_pe_d_model").set_value(4).run()
     at.select_slider(key="w_pe_base").set_value(100).run()
     pe = next(iter(heatmaps(chart_titled(at, ["Sinusoidal positional encoding"])).values()))
     np.testing.assert_allclose(pe[1], [0.841471, 0.540302, 0.099833, 0.995004], atol=1e-5)
@@ -171,9 +186,7 @@ def test_positional_page_matrix_follows_the_sliders():
 
 def test_embeddings_page_reports_missing_word_and_draws_arrows():
     at = start()
-    at.sidebar.text_area(key="w_text").set_value(
-        "A man fishing on a river bank.\nThe cat sat on the mat.\nMoney in the bank."
-    ).run()
+    at.sidebar.text_area(key="w_text").set_value("A man fishing on a river bank.\nThe cat sat on the mat.\nMoney in the bank.").run()
     at = on_page(at, "pages/4_Embeddings.py")
     assert any("does not occur in sentence 2" in i.value for i in at.info)
     spec = chart_titled(at, ["“bank”: static"])
@@ -194,7 +207,7 @@ def test_next_token_page_lists_probabilities_that_follow_the_temperature():
     assert len(warm) == 10 and np.all(np.diff(warm) <= 1e-7) and warm.sum() <= 1 + 1e-6
     table = at.dataframe[0].value
     assert table["token"].iloc[0] in ("to", "for", "with")  # a money continuation
-    at.slider(key="w_ntemp").set_value(0.3).run()
+    at.select_slider(key="w_sampling_temperature").set_value(0.3).run()
     cold = decode(next(t for t in charts(at)[0]["data"] if t["type"] == "bar")["x"])
     assert cold[0] > warm[0]  # a lower temperature sharpens the distribution
     last = heatmaps(chart_titled(at, ["Attention of the last token"]))["last query"]
@@ -213,8 +226,9 @@ def test_train_page_trains_and_every_page_uses_the_new_model():
     assert any("trained for 40 steps" in s.value for s in at.success)
     assert at.sidebar.selectbox(key="w_model_choice").value == "trained-here"
     at = on_page(at, "pages/3_Attention.py")
-    spec = chart_titled(at, ["trained-here · layer 0 · head 0"])
-    assert heatmaps(spec)["raw Q·Kᵀ"].shape[0] > 0
+    stages = heatmaps(chart_titled(at, ["trained-here · layer 0 · head 0"]))
+    assert stages["raw Q·Kᵀ"].shape == (12, 12)  # both default sentences are 12 word tokens
+    np.testing.assert_allclose(stages["÷ √d_k"], stages["raw Q·Kᵀ"] / 4, rtol=1e-5, atol=1e-6)  # d_head = 32 / 2 heads
     assert any("one layer" in c.value for c in at.sidebar.caption)
 
 

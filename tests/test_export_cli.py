@@ -18,9 +18,29 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 def test_command_line_writes_every_format_and_the_manifest(tmp_path):
     out = tmp_path / "slides"
     result = subprocess.run(
-        [sys.executable, "-m", "viz.export", "--text", "The cat sat on the mat.", "--text", "A man on the river bank.",
-         "--model", "toy", "--out", str(out), "--layer", "1", "--head", "2", "--mask", "causal"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "viz.export",
+            "--text",
+            "The cat sat on the mat.",
+            "--text",
+            "A man on the river bank.",
+            "--model",
+            "toy",
+            "--out",
+            str(out),
+            "--layer",
+            "1",
+            "--head",
+            "2",
+            "--mask",
+            "causal",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     manifest = json.loads((out / "manifest.json").read_text())

@@ -96,6 +96,6 @@ def test_standalone_page_inlines_the_component_and_needs_no_network(trace):
     assert not re.search(r"""(src|href)=["']?https?:""", page)
     payload = json.loads(re.search(r"data: (\{.*\}) \};", page).group(1))
     assert payload["tokens"] == view.labels and payload["pinned"] == 3
-    assert "<script>alert(1)</script>" not in head_view_html(
-        head_view_data(load_model("toy").trace(["<script>alert(1)</script>"]), 0, 0, [0]), JS, CSS
-    ).decode()
+    assert (
+        "<script>alert(1)</script>" not in head_view_html(head_view_data(load_model("toy").trace(["<script>alert(1)</script>"]), 0, 0, [0]), JS, CSS).decode()
+    )

@@ -31,9 +31,23 @@ def app_url():
     port = free_port()
     log = tempfile.TemporaryFile()
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "tests/apps/head_view_app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1"), stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "tests/apps/head_view_app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+        ],
+        cwd=ROOT,
+        env=dict(os.environ, HF_HUB_OFFLINE="1"),
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -91,9 +105,7 @@ def wait_for_query(page, name, value, timeout=30_000):
 def table_weights(page, position: int) -> list[list[float]]:
     """The weights of the pinned-row table, per head, once it shows `position`."""
     page.wait_for_selector(f".hv-row-table caption:has-text('(position {position})')", timeout=30_000)
-    cells = page.locator(".hv-row-table tbody tr").evaluate_all(
-        "rows => rows.map(r => [...r.querySelectorAll('td.hv-w')].map(td => Number(td.dataset.value)))"
-    )
+    cells = page.locator(".hv-row-table tbody tr").evaluate_all("rows => rows.map(r => [...r.querySelectorAll('td.hv-w')].map(td => Number(td.dataset.value)))")
     return torch.tensor(cells).T.tolist()  # [head, key]
 
 

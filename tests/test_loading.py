@@ -79,7 +79,7 @@ def test_unsupported_architecture(tmp_path):
     folder.mkdir()
     (folder / "config.json").write_text('{"model_type": "t5"}')
     (folder / "model.safetensors").write_bytes(b"")
-    with pytest.raises(ModelLoadError, match="supported: bert, distilbert, gpt2"):
+    with pytest.raises(ModelLoadError, match="supported families: DistilBERT, BERT, GPT-2, Llama, Qwen2, Mistral, Gemma"):
         load_model(str(folder))
 
 

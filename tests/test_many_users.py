@@ -19,8 +19,28 @@ from model.vocab import TOY_WORDS
 
 pytestmark = pytest.mark.browser
 N_SESSIONS = 20
-NOUNS = ["cat", "dog", "bird", "horse", "cow", "sheep", "mouse", "king", "queen", "doctor", "farmer", "player",
-         "baker", "driver", "teacher", "student", "boy", "girl", "child", "friend"]
+NOUNS = [
+    "cat",
+    "dog",
+    "bird",
+    "horse",
+    "cow",
+    "sheep",
+    "mouse",
+    "king",
+    "queen",
+    "doctor",
+    "farmer",
+    "player",
+    "baker",
+    "driver",
+    "teacher",
+    "student",
+    "boy",
+    "girl",
+    "child",
+    "friend",
+]
 
 
 def rss_mb(pid: int) -> float:

@@ -118,7 +118,7 @@ def test_toy_bpe_pieces_cover_the_text_and_mark_subwords():
     tokens = bpe.encode(text)
     assert [t.text for t in tokens[:2]] == [" the", " bank"]  # lowercased, a space before every word
     assert tokens[1].id == bpe.encode("bank")[0].id
-    assert (tokens[1].start, tokens[1].end) == (3, 8) and text[tokens[1].start:tokens[1].end].strip() == "Bank"
+    assert (tokens[1].start, tokens[1].end) == (3, 8) and text[tokens[1].start : tokens[1].end].strip() == "Bank"
     long_word = [t for t in tokens if t.word == 6]  # words: the, bank, by, the, river, ",", unbelievably
     assert len(long_word) > 1 and all(t.kind == "subword" for t in long_word[1:])
     assert "".join(t.text for t in long_word).strip() == "unbelievably"

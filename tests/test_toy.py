@@ -3,8 +3,9 @@
 import torch
 
 from model import MaskSpec, load_model
+from model.adapters import ToyModel
+from model.loading import TOY_CHECKPOINT
 from model.toy import ToyConfig, ToyTransformer
-from model.traced import ToyModel
 
 SENTENCES = ["The cat sat on the mat.", "A man is fishing on the river bank with a little boat."]
 
@@ -94,10 +95,29 @@ def test_long_input_is_cut_to_context_with_notice():
 def test_trace_does_not_hold_every_stage_of_every_head():
     model = load_model("toy-random", n_heads=8, d_model=64)
     trace = model.trace(" ".join(["cat"] * 512))
-    held = sum(
-        value.numel() * value.element_size()
-        for value in vars(trace).values()
-        if isinstance(value, torch.Tensor)
-    )
+    held = sum(value.numel() * value.element_size() for value in vars(trace).values() if isinstance(value, torch.Tensor))
     one_layer_of_stages = 4 * 8 * 512 * 512 * 4
     assert held < one_layer_of_stages / 4
+
+
+def test_toy_ablation_equals_zeroed_output_projection_rows():
+    model = load_model("toy")
+    text = ["the fisherman sat on the bank of the river", "she went to the bank"]
+    trace = model.trace(text, ablate=[(1, 2)])
+    own = model.trace(text)
+    module = ToyTransformer.load(TOY_CHECKPOINT)
+    d_head = module.config.d_head
+    with torch.no_grad():
+        module.blocks[1].attn.W_O[2 * d_head : 3 * d_head] = 0.0  # W_O is [head · d_head, d_model]
+        logits = module(trace.input_ids, trace.key_valid)
+    torch.testing.assert_close(trace.logits, logits, atol=1e-5, rtol=0)
+    assert (trace.logits - own.logits).abs().max() > 1e-3
+    assert trace.what_ifs == ["head 1.2 ablated (zero)"] and own.what_ifs == []
+
+
+def test_toy_input_recipe_is_token_plus_sinusoid():
+    model = load_model("toy")
+    trace = model.trace("she went to the bank")
+    recipe = model.input_recipe(trace.input_ids)
+    assert list(recipe.terms) == ["token", "position"] and recipe.formula == "token + sinusoidal position"
+    torch.testing.assert_close(recipe.result, trace.hidden_states[0])

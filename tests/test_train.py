@@ -101,15 +101,11 @@ def test_shipped_model_predicts_a_continuation_of_the_right_sense():
     from model.corpus import SENSES as CORPUS_SENSES
 
     model = load_model("toy")
-    first = {
-        sense: {model.tokenizer.encode(after)[0].id for after in CORPUS_SENSES["bank"][sense]["after"]} for sense in ("river", "money")
-    }
+    first = {sense: {model.tokenizer.encode(after)[0].id for after in CORPUS_SENSES["bank"][sense]["after"]} for sense in ("river", "money")}
     river_only, money_only = first["river"] - first["money"], first["money"] - first["river"]
     trace = model.trace(BANK)
     probabilities = trace.last_logits.softmax(dim=-1)
     for sentence, sense in enumerate(SENSES):
-        mass = {
-            name: float(probabilities[sentence, sorted(ids)].sum()) for name, ids in (("river", river_only), ("money", money_only))
-        }
+        mass = {name: float(probabilities[sentence, sorted(ids)].sum()) for name, ids in (("river", river_only), ("money", money_only))}
         own, other = ("river", "money") if sense == 0 else ("money", "river")
         assert mass[own] > 2 * mass[other], (trace.texts[sentence], mass)

@@ -515,15 +515,19 @@ def _label_boxes(fig):
 
 def test_projection_labels_never_overlap_even_when_points_crowd():
     rng = np.random.default_rng(0)
-    points = [dict(label=f"bank (s{i + 1})", group="contextual", sentence=i, sense="river" if i % 2 else "money",
-                   x=float(x), y=float(y)) for i, (x, y) in enumerate(rng.normal(scale=0.02, size=(14, 2)))]
-    points += [dict(label=f"word{i} (s{i + 1})", group="reference", sentence=i, sense=None, x=float(x), y=float(y))
-               for i, (x, y) in enumerate(rng.normal(scale=1.0, size=(10, 2)))]
+    points = [
+        dict(label=f"bank (s{i + 1})", group="contextual", sentence=i, sense="river" if i % 2 else "money", x=float(x), y=float(y))
+        for i, (x, y) in enumerate(rng.normal(scale=0.02, size=(14, 2)))
+    ]
+    points += [
+        dict(label=f"word{i} (s{i + 1})", group="reference", sentence=i, sense=None, x=float(x), y=float(y))
+        for i, (x, y) in enumerate(rng.normal(scale=1.0, size=(10, 2)))
+    ]
     fig = viz.projection_figure(points, [], title="crowded")
     boxes, scale = _label_boxes(fig)
     assert len(boxes) == len(points)
     for i, a in enumerate(boxes):
-        for b in boxes[i + 1:]:
+        for b in boxes[i + 1 :]:
             assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
     # and no label covers a marker
     x0, _ = fig.layout.xaxis.range
@@ -536,8 +540,11 @@ def test_projection_labels_never_overlap_even_when_points_crowd():
 
 
 def test_sense_layers_figure_draws_same_and_other_sense_per_layer():
-    by_layer = [dict(layer="static", same=1.0, other=1.0, ratio=float("nan")), dict(layer=0, same=0.9, other=0.88, ratio=0.5),
-                dict(layer=1, same=0.7, other=0.2, ratio=3.0)]
+    by_layer = [
+        dict(layer="static", same=1.0, other=1.0, ratio=float("nan")),
+        dict(layer=0, same=0.9, other=0.88, ratio=0.5),
+        dict(layer=1, same=0.7, other=0.2, ratio=3.0),
+    ]
     fig = viz.sense_layers_figure(by_layer, title="bank")
     assert [t.name for t in fig.data] == ["same sense", "other sense"]
     assert list(fig.data[0].y) == [1.0, 0.9, 0.7] and list(fig.data[1].y) == [1.0, 0.88, 0.2]

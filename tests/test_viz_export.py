@@ -96,13 +96,7 @@ def test_csv_of_several_series_is_one_table():
         ]
     )
     fig.update_xaxes(tickvals=[0, 1], ticktext=["The", "&lt;cat&gt;"])
-    assert viz.export.figure_to_csv(fig) == (
-        "series,x,x_label,y\n"
-        "entropy,0,The,0.5\n"
-        "entropy,1,<cat>,0.25\n"
-        "uniform,0,a,1.0\n"
-        "uniform,1,b,2.0\n"
-    )
+    assert viz.export.figure_to_csv(fig) == ("series,x,x_label,y\nentropy,0,The,0.5\nentropy,1,<cat>,0.25\nuniform,0,a,1.0\nuniform,1,b,2.0\n")
 
 
 def test_csv_of_stages_is_one_tidy_table_that_pandas_reads_without_options():
@@ -232,18 +226,28 @@ def test_svg_parses_with_svg_root():
 
 def test_concurrent_exports_get_their_own_results():
     fig = small_heatmap()
-    results: dict[str, bytes] = {}
+    kinds = ("png", "svg", "png", "svg")
+    results: list[bytes | None] = [None] * len(kinds)
+    errors: list[BaseException | None] = [None] * len(kinds)
 
-    def render(kind: str) -> None:
-        results[kind] = viz.export.figure_to_png(fig, scale=1.0) if kind == "png" else viz.export.figure_to_svg(fig)
+    def render(index: int, kind: str) -> None:
+        try:
+            results[index] = viz.export.figure_to_png(fig, scale=1.0) if kind == "png" else viz.export.figure_to_svg(fig)
+        except BaseException as error:  # collected: a thread's exception must fail the test, not vanish
+            errors[index] = error
 
-    threads = [threading.Thread(target=render, args=(kind,)) for kind in ("png", "svg", "png", "svg")]
+    threads = [threading.Thread(target=render, args=(index, kind)) for index, kind in enumerate(kinds)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(60)
-    assert results["png"].startswith(PNG_SIGNATURE)
-    assert ET.fromstring(results["svg"]).tag.endswith("svg")
+    assert not any(thread.is_alive() for thread in threads)
+    assert errors == [None] * len(kinds)
+    for kind, data in zip(kinds, results):
+        if kind == "png":
+            assert data.startswith(PNG_SIGNATURE) and Image.open(io.BytesIO(data)).size[0] > 0
+        else:
+            assert ET.fromstring(data).tag.endswith("svg") and b"key (attended to)" in data
 
 
 def test_dead_server_falls_back_to_a_one_off_browser(monkeypatch):

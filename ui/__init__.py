@@ -3,7 +3,12 @@
 import streamlit as st
 
 from ui.figures import download_all, show_figure, start_view
-from ui.view import View, guarded, sidebar
+from ui.layout import open_head_box, show, show_notices, show_table
+from ui.style import stylesheet
+from ui.text import md
+from ui.view import PageContext, apply_settings, guarded, key, sidebar
+
+SENTENCE, ATTENTION, FIGURES = "sentence", "attention", "figures"  # sidebar controls a page asks for
 
 PAGES = (
     ("app.py", "Home", ":material/home:"),
@@ -17,15 +22,36 @@ PAGES = (
 )
 
 
-def page(title: str, icon: str) -> View:
-    """Every page starts here: page config, navigation, the shared sidebar, and the view it describes."""
+def page(title: str, icon: str, controls: tuple[str, ...] = ()) -> PageContext:
+    """Every page starts here: page config, navigation, the shared sidebar, and what the page draws from.
+
+    `controls`: the sidebar controls this page uses besides sentences and model (SENTENCE, ATTENTION, FIGURES).
+    """
     st.set_page_config(page_title=f"{title} · Attention, step by step", page_icon=icon, layout="wide")
+    stylesheet()
     start_view()
     with st.sidebar:
         for path, label, nav_icon in PAGES:
             st.page_link(path, label=label, icon=nav_icon)
     st.title(title)
-    return sidebar()
+    return sidebar(frozenset(controls))
 
 
-__all__ = ["View", "download_all", "guarded", "page", "show_figure"]
+__all__ = [
+    "PAGES",
+    "ATTENTION",
+    "FIGURES",
+    "SENTENCE",
+    "PageContext",
+    "apply_settings",
+    "download_all",
+    "guarded",
+    "key",
+    "md",
+    "open_head_box",
+    "page",
+    "show",
+    "show_figure",
+    "show_notices",
+    "show_table",
+]

@@ -46,9 +46,7 @@ def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True) -> None
     can_render, why = _static_export()
     columns = st.columns([1, 1, 1, 1, 3])
     if can_render:
-        columns[0].download_button(
-            "PNG", lambda: figure_to_png(fig, scale=_png_scale()), f"{name}.png", "image/png", key=f"png_{name}", on_click="ignore"
-        )
+        columns[0].download_button("PNG", lambda: figure_to_png(fig, scale=_png_scale()), f"{name}.png", "image/png", key=f"png_{name}", on_click="ignore")
         columns[1].download_button("SVG", lambda: figure_to_svg(fig), f"{name}.svg", "image/svg+xml", key=f"svg_{name}", on_click="ignore")
     else:
         columns[4].caption(why)

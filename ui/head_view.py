@@ -13,7 +13,7 @@ browser ignores data that is older than what the user has already done (fast arr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -90,17 +90,29 @@ def head_view_downloads(view: HeadView, name: str, *, pinned: int | None, pair=N
     columns = st.columns([1, 1, 1, 1, 3])
     can_render, why = _static_export()
     if can_render:
-        columns[0].download_button("PNG", lambda: figure_to_png(fig, scale=scale), f"{name}.png", "image/png",
-                                   key=f"png_{name}", on_click="ignore")
-        columns[1].download_button("SVG", lambda: figure_to_svg(fig), f"{name}.svg", "image/svg+xml",
-                                   key=f"svg_{name}", on_click="ignore")
+        columns[0].download_button("PNG", lambda: figure_to_png(fig, scale=scale), f"{name}.png", "image/png", key=f"png_{name}", on_click="ignore")
+        columns[1].download_button("SVG", lambda: figure_to_svg(fig), f"{name}.svg", "image/svg+xml", key=f"svg_{name}", on_click="ignore")
     else:
         columns[4].caption(why)
-    columns[2].download_button("HTML", lambda: head_view_html(view, JS, CSS, pinned), f"{name}.html", "text/html",
-                               key=f"html_{name}", on_click="ignore", help="The interactive head view as one file that works offline.")
+    columns[2].download_button(
+        "HTML",
+        lambda: head_view_html(view, JS, CSS, pinned),
+        f"{name}.html",
+        "text/html",
+        key=f"html_{name}",
+        on_click="ignore",
+        help="The interactive head view as one file that works offline.",
+    )
     if pinned is not None and 0 <= pinned < view.n:
-        columns[3].download_button("CSV", lambda: pinned_row_csv(view, pinned), f"{name}-row-{pinned}.csv", "text/csv",
-                                   key=f"csv_{name}", on_click="ignore", help="The pinned row: its weight to every key, per head.")
+        columns[3].download_button(
+            "CSV",
+            lambda: pinned_row_csv(view, pinned),
+            f"{name}-row-{pinned}.csv",
+            "text/csv",
+            key=f"csv_{name}",
+            on_click="ignore",
+            help="The pinned row: its weight to every key, per head.",
+        )
     else:
         columns[3].button("CSV", key=f"csv_{name}", disabled=True, help="Pin a token to download its row.")
     return fig

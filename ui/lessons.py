@@ -36,14 +36,13 @@ LESSONS = (
         dict(text="The cat sat on the mat.", mask="causal+padding", heads=[0, 1]),
         "A language model predicts the next word, so while reading position i it must not see positions "
         "after i. The mask sets those scores to −∞ before the softmax: the pattern becomes lower-triangular.",
-        "Why is the first row always a single 1? Switch the mask to “none”: which rows change, and why "
-        "would that be cheating for next-word prediction?",
+        "Why is the first row always a single 1? Switch the mask to “none”: which rows change, and why would that be cheating for next-word prediction?",
     ),
     Lesson(
         "padding",
         "Padding in a batch",
         "pages/3_Attention.py",
-        dict(text="A dog ran.\nThe cat sat on the mat in the warm sun.", mask="causal+padding", sent=0),
+        dict(text="A dog ran.\nThe cat sat on the mat in the warm sun.", mask="causal+padding", sentence=0),
         "Sentences of different lengths are padded to one length so they can run as one batch. The padding "
         "mask hides the [PAD] keys; the short sentence's real tokens attend exactly as they would alone.",
         "Switch the mask to “causal” only: where does the attention of the short sentence leak to?",
@@ -52,7 +51,7 @@ LESSONS = (
         "positional-encoding",
         "What positional encoding adds",
         "pages/2_Positional_encoding.py",
-        dict(text="The dog bit the man.\nThe man bit the dog.", pe_n=64, pe_d=32, pe_base=100),
+        dict(text="The dog bit the man.\nThe man bit the dog.", pe_positions=64, pe_d_model=32, pe_base=100),
         "Attention alone compares every token with every other and ignores order. Adding a position "
         "vector makes “the dog” at position 0 differ from “the dog” at position 3. Nearby positions get similar vectors.",
         "Lower the base to 10: what happens to the similarity of distant positions? Why might that be a problem for long texts?",
@@ -61,7 +60,7 @@ LESSONS = (
         "bank-after-training",
         "“bank” after training",
         "pages/4_Embeddings.py",
-        dict(text=BANK_SENTENCES, model="toy", refs="river, water, fishing, money, cash, coins"),
+        dict(text=BANK_SENTENCES, model="toy", references="river, water, fishing, money, cash, coins"),
         "The toy model was trained on sentences where “bank” means a river side or a place for money. "
         "After training, each contextual “bank” moves towards the others of its sense.",
         "Switch the model to “random weights (before training)”: do the two senses still separate? Why not?",
@@ -70,7 +69,7 @@ LESSONS = (
         "bank-before-training",
         "“bank” before training",
         "pages/4_Embeddings.py",
-        dict(text=BANK_SENTENCES, model="toy-random", refs="river, water, fishing, money, cash, coins"),
+        dict(text=BANK_SENTENCES, model="toy-random", references="river, water, fishing, money, cash, coins"),
         "The same sentences through the same architecture with random weights: the arrows still move, "
         "because attention mixes in other words, but not in a way that tells the senses apart.",
         "What did training change: the attention, the embeddings, or both? Compare the Attention page of both models.",
@@ -79,7 +78,7 @@ LESSONS = (
         "temperature",
         "Temperature",
         "pages/5_Next_token.py",
-        dict(text=HELD_OUT["river"][0], model="toy", ntemp=1.0),
+        dict(text=HELD_OUT["river"][0], model="toy", sampling_temperature=1.0),
         "The next-word probabilities are softmax(logits / T). A low temperature sharpens the distribution "
         "towards the most likely word; a high one flattens it towards uniform.",
         "At which temperature would you sample to write a predictable sentence? A surprising one?",

@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 
 import streamlit as st
 
-from model import InputError, MaskSpec, ModelLoadError, Trace, load_model
-from model.traced import TracedModel
+from model import InputError, ModelLoadError, Trace, load_model
+from model.loading import check_model
+from model.adapters import TracedModel
 from ui.text import md
-from ui.settings import (
+from viz.content.settings import (
     BUILTIN_MODELS,
     SESSION_MODEL,
     MASKS,
     MAX_TEXT_CHARS,
-    TEMPERATURE_RANGE,
+    temperature_options,
     TOY_TOKENIZERS,
+    AttentionDisplay,
     Settings,
     clamp_to_model,
     custom_models_allowed,
     from_query,
     model_allowed,
+    run_model,
+    shown_as,
     to_query,
 )
+
+log = logging.getLogger("attention_viz")
 
 CUSTOM = "custom"
 MASK_LABELS = {
@@ -45,34 +52,28 @@ def cached_model(name: str, tok: str) -> TracedModel:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def cached_run(name: str, tok: str, texts: tuple[str, ...], mask: str, hide: tuple[int, ...], scale: bool, temp: float) -> Trace:
-    """One run of a model. A pretrained model's run ignores mask, scale and temperature (it runs as trained)."""
-    model = cached_model(name, tok)
-    return model.trace(list(texts), mask=mask, hide=hide, scale=scale, temperature=temp)
+def cached_run(name: str, tokenizer: str, texts: tuple[str, ...], display: AttentionDisplay) -> Trace:
+    """One run of a model (a pretrained model always gets the model's own display: it runs as trained)."""
+    return run_model(cached_model(name, tokenizer), texts, display)
 
 
-@dataclass
-class View:
+@dataclass(frozen=True)
+class PageContext:
+    """What a page draws from: the settings, the model, and its trace under those settings."""
+
     settings: Settings
     model: TracedModel
     trace: Trace
 
 
-def _mask_spec(settings: Settings, model: TracedModel) -> MaskSpec:
-    name = model.default_mask if settings.mask == "model" else settings.mask
-    return MaskSpec.parse(name, settings.hide)
-
-
 def get_trace(settings: Settings, model: TracedModel) -> Trace:
-    mask = _mask_spec(settings, model)
-    texts = tuple(settings.sentences)
+    display, texts = settings.display, tuple(settings.sentences)
     if settings.model == SESSION_MODEL:  # trained in this session: not shared, and fast to run
-        return model.trace(list(texts), mask=mask, scale=settings.scale, temperature=settings.temp)
-    tok = _tokenizer_key(settings)
+        return run_model(model, texts, display)
+    tokenizer = _tokenizer_key(settings)
     if model.is_toy:
-        return cached_run(settings.model, tok, texts, mask.name, mask.hidden_keys, settings.scale, settings.temp)
-    run = cached_run(settings.model, tok, texts, model.default_mask, (), True, 1.0)
-    return run.with_view(mask, settings.scale, settings.temp)
+        return cached_run(settings.model, tokenizer, texts, display)
+    return shown_as(cached_run(settings.model, tokenizer, texts, AttentionDisplay()), model, display)
 
 
 def _initial_settings() -> Settings:
@@ -86,17 +87,41 @@ def _initial_settings() -> Settings:
         st.session_state["link_notices"] = notices
     settings = st.session_state["settings"]
     updates = {name: st.session_state[f"w_{name}"] for name in asdict(settings) if f"w_{name}" in st.session_state}
-    if st.session_state.get("w_model_choice") is not None:
-        choice = st.session_state["w_model_choice"]
-        updates["model"] = st.session_state.get("w_custom_model", "").strip() if choice == CUSTOM else choice
+    choice = st.session_state.get("w_model_choice")
+    if choice == CUSTOM:  # the model shown stays until a typed id passes its check ("Load")
+        if "custom_model" in st.session_state:
+            updates["model"] = st.session_state.pop("custom_model")
+    elif choice is not None:
+        updates["model"] = choice
     return replace(settings, **updates)
+
+
+def _check_custom_model() -> None:
+    """The "Load" button of the model box: check the typed id before anything is loaded."""
+    name = st.session_state.get("w_custom_model", "").strip()
+    try:
+        if name and not model_allowed(name):
+            raise ModelLoadError(f"Model {name!r} is not allowed on this server.")
+        check_model(name, allow_local=custom_models_allowed()[1])
+    except ModelLoadError as error:
+        st.session_state["custom_model_error"] = str(error)
+        return
+    st.session_state.pop("custom_model_error", None)
+    st.session_state["custom_model"] = name
+
+
+def key(name: str) -> str:
+    """The widget key of a setting: a page draws `st.slider(..., key=key("pe_positions"))` and reads
+    the value from `context.settings.pe_positions` (the sidebar reads every widget's state first)."""
+    return f"w_{name}"
 
 
 def _put(settings: Settings) -> None:
     """Write the settings into the widgets' state before the widgets are drawn."""
     for name, value in asdict(settings).items():
-        st.session_state[f"w_{name}"] = value
-    st.session_state["w_model_choice"] = settings.model if settings.model in BUILTIN_MODELS else CUSTOM
+        st.session_state[key(name)] = list(value) if isinstance(value, tuple) else value
+    typing = st.session_state.get("w_model_choice") == CUSTOM  # the box stays open while an id is typed
+    st.session_state["w_model_choice"] = settings.model if settings.model in BUILTIN_MODELS and not typing else CUSTOM
     if settings.model not in BUILTIN_MODELS:
         st.session_state["w_custom_model"] = settings.model
 
@@ -124,11 +149,15 @@ def _load(settings: Settings, notices: list[str]) -> tuple[Settings, TracedModel
 
 def _tokenizer_key(settings: Settings) -> str:
     """Only the random-weight toy model has a choice of tokenizer; other models share one cache entry."""
-    return settings.tok if settings.model == "toy-random" else ""
+    return settings.tokenizer if settings.model == "toy-random" else ""
 
 
-def sidebar() -> View:
-    """Draw the shared controls and return the view they describe. Stops the page on unusable input."""
+def sidebar(controls: frozenset[str] = frozenset()) -> PageContext:
+    """Draw the shared controls and return the view they describe. Stops the page on unusable input.
+
+    Sentences and model are on every page; `controls` adds "sentence" (sentence shown), "attention"
+    (layer, heads, mask, hidden tokens, scaling, temperature) and "figures" (theme, PNG resolution).
+    """
     settings = _initial_settings()
     notices = list(st.session_state.pop("link_notices", []))
     settings, model = _load(settings, notices)
@@ -164,67 +193,90 @@ def sidebar() -> View:
             "Hugging Face id" + (" or local folder" if allow_local else ""),
             key="w_custom_model",
             placeholder="bert-base-uncased",
-            help="BERT, DistilBERT and GPT-2 family models with safetensors weights.",
+            help="BERT, DistilBERT, GPT-2, Llama, Qwen2, Mistral and Gemma family models with safetensors weights.",
         )
+        side.button("Check and load", key="load_custom_model", on_click=_check_custom_model, type="primary")
+        if "custom_model_error" in st.session_state:
+            side.error(md(st.session_state["custom_model_error"]), icon="⚠️")
+        elif model.name in BUILTIN_MODELS:
+            side.caption(f"Until a typed model is checked and loaded: {BUILTIN_MODELS[model.name]}.")
     if model.name == "toy-random":
-        side.selectbox("Toy tokenizer", list(TOY_TOKENIZERS), key="w_tok", format_func=TOY_TOKENIZERS.get)
+        side.selectbox("Toy tokenizer", list(TOY_TOKENIZERS), key="w_tokenizer", format_func=TOY_TOKENIZERS.get)
     if problem is not None:
         st.session_state["settings"] = settings
         st.warning(md(problem), icon="✍️")
         st.stop()
 
-    side.divider()
-    if len(trace.texts) > 1:
-        side.selectbox(
-            "Sentence shown",
-            list(range(len(trace.texts))),
-            key="w_sent",
-            format_func=lambda i: f"{i + 1}: {trace.texts[i][:40]}",
-        )
-    if model.n_layers > 1:
-        side.slider("Layer", 0, model.n_layers - 1, key="w_layer")
-    else:
-        side.caption("Layer 0 (this model has one layer)")
-    side.multiselect("Heads", list(range(model.n_heads)), key="w_heads", format_func=lambda h: f"head {h}")
-    side.selectbox("Mask", list(MASKS), key="w_mask", format_func=MASK_LABELS.get)
-    tokens = [t.text for t in trace.tokens[settings.sent]]
-    side.multiselect(
-        "Hide key tokens",
-        list(range(trace.input_ids.shape[1])),
-        key="w_hide",
-        format_func=lambda p: f"{p}: {tokens[p] if p < len(tokens) else '[PAD]'}",
-        help="No query may attend to these positions.",
-    )
-    side.toggle("Scale by 1/√d_k", key="w_scale")
-    side.slider("Softmax temperature", *TEMPERATURE_RANGE, key="w_temp", step=0.05)
-    side.radio("Figure theme", ["screen", "print"], key="w_theme", horizontal=True)
-    side.select_slider("PNG resolution", options=[1, 2, 3, 4], value=2, key="png_scale", format_func=lambda s: f"{s}× ({96 * s} dpi)")
-    if not model.is_toy:
-        side.caption(
-            "A pretrained model runs as it was trained; a different mask, scaling or temperature is "
-            "recomputed from its own Q and K for the layer shown."
-        )
+    if "sentence" in controls and len(trace.texts) > 1:
+        side.divider()
+        side.selectbox("Sentence shown", list(range(len(trace.texts))), key=key("sentence"), format_func=lambda i: f"{i + 1}: {trace.texts[i]}")
+    if "attention" in controls:
+        _attention_controls(side, settings, model, trace)
+    if "figures" in controls:
+        side.divider()
+        side.radio("Figure theme", ["screen", "print"], key=key("theme"), horizontal=True)
+        side.select_slider("PNG resolution", options=[1, 2, 3, 4], value=2, key="png_scale", format_func=lambda s: f"{s}× ({96 * s} dpi)")
 
     st.session_state["settings"] = settings
     st.query_params.from_dict(to_query(settings))
     for notice in dict.fromkeys(notices):
         st.info(md(notice), icon="ℹ️")
-    if trace.what_if:
+    if trace.what_if and "attention" in controls:
         st.caption(md(trace.what_if))
-    return View(settings, model, trace)
+    return PageContext(settings, model, trace)
+
+
+def _reset_temperature() -> None:
+    st.session_state[key("temperature")] = 1.0
+
+
+def _attention_controls(side, settings: Settings, model: TracedModel, trace: Trace) -> None:
+    """Layer, heads, mask, hidden tokens, scaling and temperature: only on pages that draw attention."""
+    side.divider()
+    if model.n_layers > 1:
+        side.slider("Layer", 0, model.n_layers - 1, key=key("layer"))
+    else:
+        side.caption("Layer 0 (this model has one layer)")
+    side.multiselect("Heads", list(range(model.n_heads)), key=key("heads"), format_func=lambda h: f"head {h}")
+    side.selectbox("Mask", list(MASKS), key=key("mask"), format_func=MASK_LABELS.get)
+    tokens = [t.text for t in trace.tokens[settings.sentence]]
+    side.multiselect(
+        "Hide key tokens",
+        list(range(trace.input_ids.shape[1])),
+        key=key("hidden"),
+        format_func=lambda p: f"{p}: {tokens[p] if p < len(tokens) else '[PAD]'}",
+        help="No query may attend to these positions.",
+    )
+    side.toggle("Scale by 1/√d_k", key=key("scaling"))
+    left, right = side.columns([3, 1], vertical_alignment="bottom")
+    left.select_slider(
+        "Softmax temperature T",
+        options=temperature_options(settings.temperature),
+        key=key("temperature"),
+        format_func=lambda t: f"{t:g}",
+        help="A log scale: T = 1 (the model's own softmax) sits in the middle.",
+    )
+    right.button("T = 1", on_click=_reset_temperature, key="reset_temperature", help="Back to the model's own softmax")
+    if not model.is_toy:
+        side.caption(
+            "A pretrained model runs as it was trained; a different mask, scaling or temperature is recomputed from its own Q and K for the layer shown."
+        )
 
 
 @contextmanager
 def guarded():
-    """Show an unexpected error as a short message, never as a traceback."""
+    """Show an unexpected error as a short message, never as a traceback to the user; the server's
+    log gets the traceback (logger "attention_viz"), so the bug is not hidden from tests or operators."""
     try:
         yield
     except Exception as error:
         if type(error).__name__ in ("StopException", "RerunException"):
             raise
+        log.exception("a view could not be drawn")
         st.error(f"This view could not be drawn: {error.__class__.__name__}: {md(error)}", icon="⚠️")
 
 
 def apply_settings(settings: Settings) -> None:
     """Replace the whole view (a lesson, a freshly trained model): the next run draws it."""
     st.session_state["pending_settings"] = settings
+    st.session_state.pop("w_model_choice", None)

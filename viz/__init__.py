@@ -11,7 +11,7 @@ row statistics) and ``overview`` (every head as small multiples);
 ``positional``, ``embeddings``, ``tokens``, ``prediction`` (figures);
 ``theme`` (colours, print theme); ``export`` (a package: PNG/SVG, HTML, CSV,
 zip and folder; also the command line ``python -m viz.export``, whose code is
-``cli``); ``views`` (the figures of each page).
+``cli``). The figures, tables and notices of each page come from ``viz.content``.
 """
 
 from .heatmap import attention_heatmap, downsample

@@ -98,8 +98,6 @@ def nothing_to_draw(title: str, why: str) -> go.Figure:
     from .theme import SCREEN_TEMPLATE
 
     fig = go.Figure()
-    fig.add_annotation(
-        name="message", text=f"Nothing to draw: {why}.", x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font=dict(size=16)
-    )
+    fig.add_annotation(name="message", text=f"Nothing to draw: {why}.", x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font=dict(size=16))
     fig.update_layout(template=SCREEN_TEMPLATE, title=dict(text=title), xaxis=dict(visible=False), yaxis=dict(visible=False), height=260)
     return fig

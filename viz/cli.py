@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from viz.export.bundle import FORMATS, check_formats, write_folder
 from viz.theme import apply_print_theme
-from viz.views import embedding_figures, overview_figure, positional_figures, scaling_figures, stages_of_head, tokens_figures
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -38,49 +38,60 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def build_figures(args: argparse.Namespace):
-    """Run the model once and build the view's figures: returns (figures by id, settings, notices)."""
-    from model import MaskSpec, cosine_similarity_matrix, load_model, similarity_by_distance, sinusoidal_positional_encoding
-    from model.embeddings import embedding_projection
+    """Run the model once and build the pages' figures, with the same page functions the app calls:
+    returns (figures by id, settings, notices)."""
+    from model import load_model
+    from viz.content import attention_page, embeddings_page, positional_page, run_model, tokens_page
+    from viz.content.settings import PE_LIMIT, Settings
 
     model = load_model(args.model, tokenizer=args.tokenizer) if args.model == "toy-random" else load_model(args.model)
-    mask = MaskSpec.parse(args.mask) if args.mask else None
-    run = model.trace(args.text, mask=mask, scale=not args.no_scale, temperature=args.temperature)
-    trace = run if model.is_toy else run.with_view(run.mask if mask is None else mask, not args.no_scale, args.temperature)
+    settings = Settings(
+        text="\n".join(args.text),
+        model=args.model,
+        tokenizer=args.tokenizer,
+        layer=args.layer,
+        heads=tuple(args.head or [0]),
+        mask=args.mask or "model",
+        scaling=not args.no_scale,
+        temperature=args.temperature,
+        target=args.target,
+        references=args.refs,
+    )
+    trace = run_model(model, args.text, settings.display)
     if not 0 <= args.layer < trace.n_layers:
         raise ValueError(f"--layer must be in 0…{trace.n_layers - 1}")
-    heads = args.head or [0]
-    if any(not 0 <= h < trace.n_heads for h in heads):
+    if any(not 0 <= h < trace.n_heads for h in settings.heads):
         raise ValueError(f"--head must be in 0…{trace.n_heads - 1}")
-    sentence = args.sentence if 0 <= args.sentence < len(trace.texts) else 0
-
-    figures = dict(tokens_figures(trace, model.tokenizer.label))
-    stages = trace.stages(args.layer)
-    for head in heads:
-        figures[f"stages-L{args.layer}-H{head}"] = stages_of_head(trace, sentence, args.layer, head, stages)
-        figures.update(scaling_figures(trace, sentence, args.layer, head))
-    figures["overview-all-heads"] = overview_figure(trace, sentence)
     n_positions = max(trace.input_ids.shape[1], 2)
-    pe = sinusoidal_positional_encoding(n_positions, model.d_model)
-    similarity = cosine_similarity_matrix(pe)
-    distances, means = similarity_by_distance(similarity)
-    figures.update(positional_figures(pe.numpy(), similarity.numpy(), distances.numpy(), means.numpy(), 10000.0, [0, 1]))
-    references = tuple(w.strip() for w in args.refs.split(",") if w.strip())
-    figures.update(embedding_figures(embedding_projection(trace, args.target, references), model.name))
-    settings = dict(
+    settings = replace(
+        settings,
+        sentence=args.sentence if 0 <= args.sentence < len(trace.texts) else 0,
+        pe_positions=min(n_positions, PE_LIMIT),
+        pe_d_model=min(model.d_model, PE_LIMIT),
+    )
+
+    figures = dict(tokens_page(settings, trace, model, tokenizers={}).figures)
+    for head in settings.heads:  # the page draws the scaling comparison for its first head; slides get every head's
+        figures.update(attention_page(replace(settings, heads=(head,)), trace, overview=False).figures)
+    figures["overview-all-heads"] = attention_page(settings, trace).figures["overview-all-heads"]
+    positional = positional_page(settings, trace, model, dimensions=[0, 1]).figures
+    figures.update({k: v for k, v in positional.items() if k.startswith("pe-")})
+    figures.update(embeddings_page(settings, trace, model.name).figures)
+    manifest_settings = dict(
         texts=trace.texts,
         model=model.name,
         tokenizer=model.tokenizer.label,
-        layer=args.layer,
-        heads=heads,
-        sentence=sentence,
+        layer=settings.layer,
+        heads=list(settings.heads),
+        sentence=settings.sentence,
         mask=trace.mask.name,
         scale=trace.scale,
         temperature=trace.temperature,
         target=args.target,
-        references=list(references),
+        references=list(settings.reference_words),
         what_if=trace.what_if,
     )
-    return figures, settings, trace.notices
+    return figures, manifest_settings, trace.notices
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -169,8 +169,7 @@ def projection_figure(
                 mode="markers",
                 name=safe_label(look["name"]),
                 text=[safe_label(p.get("label", "")) for p in members],
-                marker=dict(size=13 if group == "contextual" else 11, symbol=look["symbol"], color=look["color"],
-                            line=dict(width=1, color="white")),
+                marker=dict(size=13 if group == "contextual" else 11, symbol=look["symbol"], color=look["color"], line=dict(width=1, color="white")),
                 hovertemplate="%{text}<br>%{fullData.name}<br>(%{x:.3f}, %{y:.3f})<extra></extra>",
             )
         )
@@ -189,11 +188,23 @@ def projection_figure(
 
     for arrow in arrows:
         fig.add_annotation(
-            x=float(arrow["x1"]), y=float(arrow["y1"]), ax=float(arrow["x0"]), ay=float(arrow["y0"]),
-            xref="x", yref="y", axref="x", ayref="y", text="",
+            x=float(arrow["x1"]),
+            y=float(arrow["y1"]),
+            ax=float(arrow["x0"]),
+            ay=float(arrow["y0"]),
+            xref="x",
+            yref="y",
+            axref="x",
+            ayref="y",
+            text="",
             hovertext=safe_label(arrow.get("label", "")),
-            showarrow=True, arrowhead=2, arrowsize=1.1, arrowwidth=1.2, arrowcolor="rgba(90,90,90,0.55)",
-            standoff=8, startstandoff=7,
+            showarrow=True,
+            arrowhead=2,
+            arrowsize=1.1,
+            arrowwidth=1.2,
+            arrowcolor="rgba(90,90,90,0.55)",
+            standoff=8,
+            startstandoff=7,
         )
 
     plot_w = FIGURE_WIDTH - MARGIN["l"] - MARGIN["r"]
@@ -208,9 +219,22 @@ def projection_figure(
         for (x, y, text, point), (dx, dy) in zip(labelled, offsets):
             sense = _series_key(point)[1] if point else None
             fig.add_annotation(
-                x=x, y=y, xref="x", yref="y", text=text, ax=dx, ay=dy, axref="pixel", ayref="pixel",
-                showarrow=True, arrowhead=0, arrowwidth=0.8, arrowcolor="rgba(120,120,120,0.7)", standoff=6,
-                xanchor="center", yanchor="middle",
+                x=x,
+                y=y,
+                xref="x",
+                yref="y",
+                text=text,
+                ax=dx,
+                ay=dy,
+                axref="pixel",
+                ayref="pixel",
+                showarrow=True,
+                arrowhead=0,
+                arrowwidth=0.8,
+                arrowcolor="rgba(120,120,120,0.7)",
+                standoff=6,
+                xanchor="center",
+                yanchor="middle",
                 font=dict(size=LABEL_FONT, color=colour.get(sense, "#333333") if point and point.get("group") == "contextual" else "#333333"),
                 bgcolor="rgba(255,255,255,0.75)",
                 name="label",
@@ -218,7 +242,9 @@ def projection_figure(
         fig.update_layout(xaxis=dict(range=x_range), yaxis=dict(range=y_range))
     _equal_axes(fig, title)
     fig.update_layout(
-        width=FIGURE_WIDTH, height=FIGURE_HEIGHT, margin=MARGIN,
+        width=FIGURE_WIDTH,
+        height=FIGURE_HEIGHT,
+        margin=MARGIN,
         legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0, xanchor="left"),
         title=dict(y=0.985, yanchor="top"),
     )
@@ -239,8 +265,12 @@ def sense_layers_figure(by_layer: list[dict], *, title: str) -> go.Figure:
     for key, name, colour, dash in (("same", "same sense", PALETTE[0], "solid"), ("other", "other sense", PALETTE[5], "dash")):
         fig.add_trace(
             go.Scatter(
-                x=x, y=[float(b[key]) for b in by_layer], mode="lines+markers", name=name,
-                line=dict(color=colour, width=2.5, dash=dash), marker=dict(size=9, color=colour),
+                x=x,
+                y=[float(b[key]) for b in by_layer],
+                mode="lines+markers",
+                name=name,
+                line=dict(color=colour, width=2.5, dash=dash),
+                marker=dict(size=9, color=colour),
                 customdata=[[n, float(b["ratio"])] for n, b in zip(names, by_layer)],
                 hovertemplate="%{customdata[0]}<br>" + name + ": mean cosine %{y:.3f}<br>centre distance ÷ spread %{customdata[1]:.2f}<extra></extra>",
             )

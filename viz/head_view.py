@@ -25,8 +25,18 @@ OPACITY_BINS = 8  # the figure groups lines into this many opacity steps (one pl
 
 # Okabe & Ito without black, then Paul Tol's muted colours: twelve heads, one colour each.
 HEAD_COLORS = (
-    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#C9B200",
-    "#882255", "#44AA99", "#999933", "#332288", "#AA4499",
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#C9B200",
+    "#882255",
+    "#44AA99",
+    "#999933",
+    "#332288",
+    "#AA4499",
 )
 
 
@@ -61,8 +71,7 @@ class HeadView:
         hidden, total = self.hidden_lines()
         parts = [f"Lines below a weight of {self.threshold:g} are not drawn ({hidden:,} of {total:,})."]
         if self.words:
-            parts.insert(0, "Word level: a word's weight to a key word is the sum over the key word's pieces, "
-                            "averaged over the query word's pieces.")
+            parts.insert(0, "Word level: a word's weight to a key word is the sum over the key word's pieces, averaged over the query word's pieces.")
         if self.n > FOCUS_WINDOW:
             parts.append(f"{self.n} positions: shown {FOCUS_WINDOW} at a time (focus window).")
         return " ".join(parts)
@@ -86,8 +95,7 @@ def head_view_data(trace, sentence: int, layer: int, heads: list[int], words: bo
         masked = word_pattern((~masked).double(), groups) == 0
         labels, pieces = groups.labels, groups.positions
     level = "words" if words else "tokens"
-    title = (f"{safe_label(trace.model_name)} · layer {layer} · "
-             f"head{'s' if len(heads) > 1 else ''} {', '.join(map(str, heads))} · {level}")
+    title = f"{safe_label(trace.model_name)} · layer {layer} · head{'s' if len(heads) > 1 else ''} {', '.join(map(str, heads))} · {level}"
     return HeadView(
         labels=labels,
         heads=list(heads),
@@ -110,9 +118,7 @@ def focus_start(n: int, pinned: int | None, window: int = FOCUS_WINDOW) -> int:
 STANDALONE_FULL = 256  # a standalone page carries every weight up to this many positions (for its table)
 
 
-def component_data(
-    view: HeadView, pinned: int | None = None, pair: tuple[int, int] | None = None, seq: int = 0, full: bool = False
-) -> dict:
+def component_data(view: HeadView, pinned: int | None = None, pair: tuple[int, int] | None = None, seq: int = 0, full: bool = False) -> dict:
     """The JSON the component draws: lines above the threshold (weights in thousandths), the pinned row in full.
 
     With `full`, every row's weights too (a standalone page has no server to ask for a pinned row).
@@ -121,13 +127,15 @@ def component_data(
     for index, head in enumerate(view.heads):
         w = view.weights[index]
         q, k = np.nonzero(w >= view.threshold)
-        lines.append(dict(
-            head=head,
-            color=head_color(head),
-            q=q.tolist(),
-            k=k.tolist(),
-            w=np.rint(w[q, k] * 1000).astype(int).tolist(),
-        ))
+        lines.append(
+            dict(
+                head=head,
+                color=head_color(head),
+                q=q.tolist(),
+                k=k.tolist(),
+                w=np.rint(w[q, k] * 1000).astype(int).tolist(),
+            )
+        )
     row = None
     if pinned is not None and 0 <= pinned < view.n:
         row = dict(
@@ -151,10 +159,7 @@ def component_data(
         seq=seq,
         window=FOCUS_WINDOW,
         title=view.title,
-        full=[
-            dict(weights=np.round(view.weights[:, q], 6).tolist(), masked=view.masked[:, q].all(axis=0).tolist())
-            for q in range(view.n)
-        ] if full else None,
+        full=[dict(weights=np.round(view.weights[:, q], 6).tolist(), masked=view.masked[:, q].all(axis=0).tolist()) for q in range(view.n)] if full else None,
     )
 
 
@@ -185,32 +190,67 @@ def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int,
             for qi, ki in zip(q[chosen], k[chosen]):
                 xs += [left, right, None]
                 ys += [-(qi - start), -(ki - start), None]
-            fig.add_trace(go.Scatter(
-                x=xs, y=ys, mode="lines", hoverinfo="skip",
-                line=dict(color=head_color(head), width=2),
-                opacity=(b + 1) / OPACITY_BINS,
-                name=f"head {head}", legendgroup=f"head {head}", showlegend=False,
-            ))
-        fig.add_trace(go.Scatter(  # the legend entry of the head
-            x=[None], y=[None], mode="lines", line=dict(color=head_color(head), width=3),
-            name=f"head {head}", legendgroup=f"head {head}",
-        ))
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    hoverinfo="skip",
+                    line=dict(color=head_color(head), width=2),
+                    opacity=(b + 1) / OPACITY_BINS,
+                    name=f"head {head}",
+                    legendgroup=f"head {head}",
+                    showlegend=False,
+                )
+            )
+        fig.add_trace(
+            go.Scatter(  # the legend entry of the head
+                x=[None],
+                y=[None],
+                mode="lines",
+                line=dict(color=head_color(head), width=3),
+                name=f"head {head}",
+                legendgroup=f"head {head}",
+            )
+        )
     if pair is not None and start <= pair[0] < stop and start <= pair[1] < stop:
-        fig.add_trace(go.Scatter(
-            x=[left, right], y=[-(pair[0] - start), -(pair[1] - start)], mode="lines", hoverinfo="skip",
-            line=dict(color="black", width=3, dash="dot"), name="worked example",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[left, right],
+                y=[-(pair[0] - start), -(pair[1] - start)],
+                mode="lines",
+                hoverinfo="skip",
+                line=dict(color="black", width=3, dash="dot"),
+                name="worked example",
+            )
+        )
     labels = [safe_label(view.labels[i], max_chars=24) for i in shown]
     ys = [-(i - start) for i in shown]
     bold = lambda i, text: f"<b>{text}</b>" if i == pinned else text  # noqa: E731
-    fig.add_trace(go.Scatter(
-        x=[left] * len(ys), y=ys, mode="text", text=[bold(i, t) for i, t in zip(shown, labels)],
-        textposition="middle left", hoverinfo="skip", showlegend=False, meta={"role": "decoration"},
-    ))
-    fig.add_trace(go.Scatter(
-        x=[right] * len(ys), y=ys, mode="text", text=labels,
-        textposition="middle right", hoverinfo="skip", showlegend=False, meta={"role": "decoration"},
-    ))
+    fig.add_trace(
+        go.Scatter(
+            x=[left] * len(ys),
+            y=ys,
+            mode="text",
+            text=[bold(i, t) for i, t in zip(shown, labels)],
+            textposition="middle left",
+            hoverinfo="skip",
+            showlegend=False,
+            meta={"role": "decoration"},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[right] * len(ys),
+            y=ys,
+            mode="text",
+            text=labels,
+            textposition="middle right",
+            hoverinfo="skip",
+            showlegend=False,
+            meta={"role": "decoration"},
+        )
+    )
     pinned_note = f" · row of “{safe_label(view.labels[pinned], max_chars=24)}” ({pinned})" if pinned is not None else ""
     window_note = f" · positions {start}–{stop - 1} of {view.n}" if view.n > FOCUS_WINDOW else ""
     fig.update_layout(
@@ -236,7 +276,7 @@ def pinned_row_csv(view: HeadView, pinned: int) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     level = "word" if view.words else "token"
-    writer.writerow([f"query {level}", f"key position", f"key {level}", *[f"head {h}" for h in view.heads]])
+    writer.writerow([f"query {level}", "key position", f"key {level}", *[f"head {h}" for h in view.heads]])
     for key in range(view.n):
         cells = ["" if view.masked[i, pinned, key] else f"{view.weights[i, pinned, key]:.6f}" for i in range(len(view.heads))]
         writer.writerow([view.labels[pinned], key, view.labels[key], *cells])

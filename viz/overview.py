@@ -10,6 +10,7 @@ from .heatmap import block_edges, downsample
 from .labels import position_labels
 from .theme import SCREEN_TEMPLATE, SEQUENTIAL
 
+
 def heads_overview(
     patterns,
     query_labels,

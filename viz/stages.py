@@ -26,9 +26,7 @@ DOMAINS = ((0.0, 0.205), (0.235, 0.44), (0.47, 0.675), (0.795, 1.0))
 STAGES_HEIGHT = 460
 
 
-def stage_titles(
-    *, divisor: float, d_head: int, temperature: float = 1.0, mask_name: str = "none", hidden: tuple[str, ...] = ()
-) -> dict[str, str]:
+def stage_titles(*, divisor: float, d_head: int, temperature: float = 1.0, mask_name: str = "none", hidden: tuple[str, ...] = ()) -> dict[str, str]:
     """Panel titles that say what was done: the divisor used (or that scaling is off), which mask,
     which hidden keys, and the softmax temperature when it is not 1."""
     if divisor == 1.0:
@@ -137,9 +135,7 @@ def stages_figure(
             marks = mask_marks(mask, xaxis=f"x{suffix}", yaxis=f"y{suffix}", panel_px=panel_px)
             if marks is not None:
                 fig.add_trace(marks)
-        xaxis, yaxis = matrix_axes(
-            n_query, n_key, q_labels, k_labels, show_query_ticks=col == 1, max_ticks=max_ticks, keep=keep
-        )
+        xaxis, yaxis = matrix_axes(n_query, n_key, q_labels, k_labels, show_query_ticks=col == 1, max_ticks=max_ticks, keep=keep)
         xaxis["domain"] = DOMAINS[index]
         if col > 1:
             xaxis["title"] = "key"
@@ -158,11 +154,16 @@ def stages_figure(
         height=STAGES_HEIGHT,
         margin=dict(r=110, t=120),
         coloraxis=dict(
-            colorscale=DIVERGING, cmin=low, cmax=high, cmid=0.0,
+            colorscale=DIVERGING,
+            cmin=low,
+            cmax=high,
+            cmid=0.0,
             colorbar=dict(title=dict(text="score", side="right"), x=DOMAINS[2][1] + 0.01, **bar),
         ),
         coloraxis2=dict(
-            colorscale=SEQUENTIAL, cmin=weight_low, cmax=weight_high,
+            colorscale=SEQUENTIAL,
+            cmin=weight_low,
+            cmax=weight_high,
             colorbar=dict(title=dict(text=weight_title, side="right"), x=DOMAINS[3][1] + 0.01, **bar),
         ),
     )

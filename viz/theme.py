@@ -53,11 +53,7 @@ PRINT_TITLE_SIZE = 24
 PRINT_LINE_WIDTH = 3
 PRINT_HEIGHT_FACTOR = 1.3
 
-_DIVERGING_NAMES = {
-    name.lower()
-    for name in dir(pc.diverging)
-    if not name.startswith("_") and isinstance(getattr(pc.diverging, name), list)
-}
+_DIVERGING_NAMES = {name.lower() for name in dir(pc.diverging) if not name.startswith("_") and isinstance(getattr(pc.diverging, name), list)}
 
 
 def _scale_key(colorscale) -> tuple | None:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from model import load_model  # noqa: E402
-from model.attention import worked_example  # noqa: E402
-from ui.head_view import head_view, head_view_downloads  # noqa: E402
-from viz.head_view import head_view_data  # noqa: E402
+from model import load_model
+from model.attention import worked_example
+from ui.head_view import head_view, head_view_downloads
+from viz.head_view import head_view_data
 
 st.set_page_config(page_title="Head view test app", layout="wide")
 

@@ -48,9 +48,7 @@ def _encode(fig: go.Figure, fmt: str, stem: str, png_scale: float) -> bytes:
     return figure_to_csv(fig).encode("utf-8")
 
 
-def figure_files(
-    figures: dict[str, go.Figure], formats: Iterable[str], png_scale: float, manifest: dict
-) -> Iterator[tuple[str, bytes]]:
+def figure_files(figures: dict[str, go.Figure], formats: Iterable[str], png_scale: float, manifest: dict) -> Iterator[tuple[str, bytes]]:
     """Yield ``(file name, bytes)`` for every figure in every format, filling ``manifest``.
 
     Names are ``{safe_filename(id)}.{ext}``, made unique. Without Chromium, PNG and SVG are skipped

@@ -23,10 +23,7 @@ DEFAULT_WIDTH = 1280
 DEFAULT_HEIGHT = 720
 RENDER_TIMEOUT = 60.0
 
-NO_CHROMIUM_MESSAGE = (
-    "PNG/SVG need Chromium: apt-get install chromium; "
-    "HTML and the chart's camera button still work"
-)
+NO_CHROMIUM_MESSAGE = "PNG/SVG need Chromium: apt-get install chromium; HTML and the chart's camera button still work"
 
 _BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 
@@ -40,9 +37,7 @@ def _find_browser() -> str | None:
 
         found = Chromium.find_browser(skip_local=False)
     except Exception:
-        found = os.environ.get("BROWSER_PATH") or next(
-            (path for path in map(shutil.which, _BROWSER_NAMES) if path), None
-        )
+        found = os.environ.get("BROWSER_PATH") or next((path for path in map(shutil.which, _BROWSER_NAMES) if path), None)
     if found and os.path.isfile(found) and os.access(found, os.X_OK):
         return found
     return None
@@ -82,7 +77,7 @@ def _in_thread(function, timeout: float, *, keep_waiting=lambda: True) -> tuple[
     def run() -> None:
         try:
             result["ok"] = function()
-        except BaseException as error:  # noqa: BLE001 - handed back to the caller
+        except BaseException as error:
             result["error"] = error
 
     worker = threading.Thread(target=run, daemon=True)
@@ -146,9 +141,7 @@ def _render_bytes(fig_dict: dict, opts: dict) -> bytes:
     """
     with _render_lock:
         if _server["usable"]:
-            status, value = _in_thread(
-                lambda: _server_render(fig_dict, opts), RENDER_TIMEOUT, keep_waiting=_server_thread_alive
-            )
+            status, value = _in_thread(lambda: _server_render(fig_dict, opts), RENDER_TIMEOUT, keep_waiting=_server_thread_alive)
             if status == "ok":
                 return value
             if status == "timeout":

@@ -77,11 +77,7 @@ def _heatmap_rows(fig: go.Figure, trace, name: str) -> list[list]:
     ys = _coords(trace.y, z.shape[0], trace.y0, trace.dy)
     x_labels = _labels(trace, xaxis, "x", xs)
     y_labels = _labels(trace, yaxis, "y", ys)
-    return [
-        [name, y, y_label, x, x_label, value]
-        for y, y_label, values in zip(ys, y_labels, z)
-        for x, x_label, value in zip(xs, x_labels, values)
-    ]
+    return [[name, y, y_label, x, x_label, value] for y, y_label, values in zip(ys, y_labels, z) for x, x_label, value in zip(xs, x_labels, values)]
 
 
 def _attention_rows(trace) -> list[list]:

@@ -1,0 +1,175 @@
+"""The page layer (`viz.content`): each page's figures, tables and notices from settings and a trace,
+checked on their numbers, without Streamlit; and the settings' round trip through the URL."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from apptest_helpers import decode
+from model import load_model
+from viz.content import (
+    AttentionDisplay,
+    Settings,
+    attention_page,
+    embeddings_page,
+    next_token_page,
+    positional_page,
+    run_model,
+    tokens_page,
+)
+from viz.content.settings import URL_KEYS, from_query, to_query
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return load_model("toy")
+
+
+def heatmaps(figure):
+    return {t.name or "": decode(t.z).astype(float) if isinstance(t.z, dict) else np.array(t.z, dtype=float) for t in figure.data if t.type == "heatmap"}
+
+
+def stage_panels(figure):
+    """The four stage panels of a stages figure, by their subplot order (raw, ÷√d_k, masked, softmax)."""
+    panels = [np.array(t.z, dtype=float) for t in figure.data if t.type == "heatmap"]
+    assert len(panels) == 4
+    return panels
+
+
+def test_attention_page_ids_and_the_scaled_panel_is_raw_over_root_d_head(toy):
+    settings = Settings(text="The cat sat on the mat.", layer=1, heads=(2, 0), mask="causal")
+    trace = run_model(toy, settings.sentences, settings.display)
+    content = attention_page(settings, trace)
+    assert set(content.figures) == {
+        "stages-L1-H2",
+        "stages-L1-H0",
+        "softmax-scaled-L1-H2",
+        "softmax-unscaled-L1-H2",
+        "row-stats-L1-H2",
+        "overview-all-heads",
+    }
+    raw, scaled, masked, pattern = stage_panels(content.figures["stages-L1-H2"])
+    d_head = 16  # toy: d_model 64 / 4 heads
+    np.testing.assert_allclose(scaled, raw / math.sqrt(d_head), rtol=1e-5, atol=1e-6)
+    stages = trace.stages(1)
+    np.testing.assert_allclose(raw, stages.scores_raw[0, 2].numpy(), rtol=1e-5, atol=1e-6)
+    upper = np.triu(np.ones((7, 7), dtype=bool), k=1)
+    assert np.isnan(pattern[upper]).all() and np.isnan(masked[upper]).all()
+    np.testing.assert_allclose(np.nansum(pattern, axis=1), 1, atol=1e-5)
+
+    table = content.tables["worked-example"]
+    assert list(table["step"])[:3] == ["q · k", "÷ 4", "mask"]
+    assert float(table["value"][0]) == pytest.approx(float(stages.scores_raw[0, 2, 2, 0]), abs=1e-4)
+    assert content.values["weight"] == pytest.approx(float(stages.pattern[0, 2, 2, 0]), abs=1e-6)
+    assert content.values["d_k"] == 16 and content.values["head"] == 2
+
+
+def test_unscaled_panel_equals_raw_and_temperature_flattens(toy):
+    base = Settings(text="The cat sat on the mat.", mask="none", scaling=False)
+    content = attention_page(base, run_model(toy, base.sentences, base.display))
+    raw, scaled, _, pattern = stage_panels(content.figures["stages-L0-H0"])
+    np.testing.assert_array_equal(scaled, raw)
+    hot = replace(base, temperature=5.0)
+    hot_pattern = stage_panels(attention_page(hot, run_model(toy, hot.sentences, hot.display)).figures["stages-L0-H0"])[3]
+    assert hot_pattern.max(axis=1).mean() < pattern.max(axis=1).mean()
+
+
+@pytest.mark.parametrize("text", ["cat", "The cat sat."])
+def test_one_token_one_head_one_layer_gives_every_page_without_raising(text):
+    model = load_model("toy-random", n_layers=1, n_heads=1, d_model=8)
+    settings = Settings(text=text, model="toy-random", target="cat", references="")
+    trace = run_model(model, settings.sentences, settings.display)
+    attention = attention_page(settings, trace)
+    assert set(attention.figures) >= {"stages-L0-H0", "overview-all-heads"}
+    n = len(trace.tokens[0])
+    assert stage_panels(attention.figures["stages-L0-H0"])[0].shape == (n, n)
+    assert len(attention.tables["worked-example"]) == 6
+    tokens = tokens_page(settings, trace, model, tokenizers={})
+    assert list(tokens.tables["token-ids-s1"]["token"]) == [t.text for t in trace.tokens[0]]
+    positional = positional_page(replace(settings, pe_positions=2, pe_d_model=2), trace, model)
+    assert heatmaps(positional.figures["pe-matrix"])[""].shape == (2, 2)
+    embeddings = embeddings_page(settings, trace, model.name)
+    assert "similarities" in embeddings.tables and len(embeddings.tables["similarities"]) > 0
+    prediction = next_token_page(settings, trace, model)
+    assert len(prediction.tables["predictions"]) == 10
+    np.testing.assert_allclose(prediction.tables["predictions"]["probability"].iloc[0], max(prediction.tables["predictions"]["probability"]))
+
+
+def test_embeddings_page_notices_a_missing_word_and_keeps_the_table(toy):
+    settings = Settings(text="I sat by the bank.\nThe cat sat on the mat.", references="")
+    trace = run_model(toy, settings.sentences, settings.display)
+    content = embeddings_page(settings, trace, toy.name)
+    assert content.notice_ids() == ["missing-s2"]
+    assert "sentence 2" in content.notices[0].text
+    table = content.tables["similarities"]
+    assert list(table.columns) == ["its static embedding"]
+    assert len(table) == trace.n_layers + 1  # one row per layer after the input and each block
+    absent = embeddings_page(replace(settings, target="zebra"), trace, toy.name)
+    assert absent.notice_ids() == ["missing-s1", "missing-s2", "word-absent"] and absent.figures == {}
+
+
+def test_next_token_page_without_a_language_model_head_is_a_notice(tiny_model_dir):
+    model = load_model(str(tiny_model_dir("distilbert")))
+    settings = Settings(text="the man sat on the river bank", model=str(tiny_model_dir("distilbert")))
+    content = next_token_page(settings, run_model(model, settings.sentences, settings.display), model)
+    assert content.notice_ids() == ["no-lm-head"] and content.figures == {}
+
+
+def test_next_token_page_follows_the_sampling_temperature(toy):
+    settings = Settings(text="the woman needed coins and stood at the bank")
+    trace = run_model(toy, settings.sentences, settings.display)
+    warm = next_token_page(settings, trace, toy)
+    cold = next_token_page(replace(settings, sampling_temperature=0.3), trace, toy)
+    logits = np.array(warm.tables["predictions"]["logit"])
+    expected = np.exp(logits / 0.3 - (logits / 0.3).max())
+    top = float(cold.tables["predictions"]["probability"].iloc[0])
+    assert top > float(warm.tables["predictions"]["probability"].iloc[0])
+    assert expected[0] / expected.sum() >= top - 1e-4  # the top 10 carry at most all of the mass
+    assert warm.values["uniform_entropy"] == pytest.approx(math.log2(toy.tokenizer.d_vocab))
+
+
+def test_pretrained_display_is_recomputed_from_its_own_q_and_k(tiny_model_dir):
+    model = load_model(str(tiny_model_dir("bert")))
+    settings = Settings(text="the man sat on the river bank", mask="causal+padding", temperature=2.0)
+    trace = run_model(model, settings.sentences, settings.display)
+    assert trace.model_mask.name == "padding" and trace.mask.name == "causal+padding" and trace.temperature == 2.0
+    pattern = stage_panels(attention_page(settings, trace).figures["stages-L0-H0"])[3]
+    assert np.isnan(pattern[np.triu(np.ones(pattern.shape, dtype=bool), k=1)]).all()
+
+
+def test_settings_use_full_names_and_the_url_keeps_its_short_keys():
+    settings = Settings(sentence=1, temperature=2.5, embedding_layer=1, hidden=(3, 1), tokenizer="char", scaling=False, references="a, b")
+    query = to_query(settings)
+    assert query == {"sent": "1", "temp": "2.5", "elayer": "1", "hide": "3,1", "tok": "char", "scale": "0", "refs": "a, b"}
+    back, notices = from_query(query)
+    assert notices == [] and back == settings
+    assert set(URL_KEYS.values()) >= {"sent", "temp", "elayer", "ntemp", "pe_n", "pe_d", "topk"}
+    bad, notices = from_query({"hide": "-1", "heads": "-2", "sent": "x"})
+    assert bad == Settings() and len(notices) == 3
+
+
+def test_attention_display_is_validated_once():
+    assert AttentionDisplay(hidden=(3, 1, 3)).hidden == (1, 3)
+    for wrong in (dict(mask="diagonal"), dict(temperature=0), dict(temperature=float("nan")), dict(hidden=(-1,))):
+        with pytest.raises(ValueError):
+            AttentionDisplay(**wrong)
+    assert AttentionDisplay("model", (2,)).mask_spec("causal").hidden_keys == (2,)
+    assert AttentionDisplay().is_models_own and not AttentionDisplay(scaling=False).is_models_own
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        AttentionDisplay().temperature = 2.0  # type: ignore[misc]
+
+
+def test_guarded_keeps_the_page_and_logs_the_traceback(caplog):
+    from ui.view import guarded
+
+    with caplog.at_level(logging.ERROR, logger="attention_viz"), guarded():
+        {}["sentence"]
+    records = [r for r in caplog.records if r.name == "attention_viz"]
+    assert len(records) == 1 and records[0].exc_info[0] is KeyError
+    assert "KeyError" in caplog.text and "Traceback" in caplog.text

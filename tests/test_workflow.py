@@ -1,0 +1,95 @@
+"""The teacher's workflow (issue 20): controls where they belong, a log-scale temperature, Home lists every page."""
+
+from __future__ import annotations
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from apptest_helpers import chart_titled, heatmaps
+from conftest import ROOT
+from ui import PAGES
+
+ATTENTION_KEYS = ("w_layer", "w_heads", "w_mask", "w_hidden", "w_scaling", "w_temperature")
+
+
+def start():
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+
+
+def sidebar_keys(at):
+    return {getattr(w, "key", None) for w in at.sidebar.get("*") if getattr(w, "key", None)}
+
+
+def widget_keys(at):
+    keys = set()
+    for kind in ("slider", "select_slider", "multiselect", "selectbox", "toggle", "radio", "button"):
+        keys |= {w.key for w in at.sidebar.get(kind)}
+    return keys
+
+
+def test_attention_controls_only_on_the_pages_that_draw_attention():
+    at = start()
+    home = widget_keys(at)
+    assert "w_model_choice" in home and not home & set(ATTENTION_KEYS) and "w_theme" not in home
+    page_links = [link.proto.page for link in at.main.get("page_link")]
+    assert len(page_links) == len(PAGES) - 1  # Home lists every other page
+    for path, shows_attention in [
+        ("pages/1_Tokens.py", False),
+        ("pages/3_Attention.py", True),
+        ("pages/6_Train.py", False),
+        ("pages/7_Lessons.py", False),
+    ]:
+        at.switch_page(path).run()
+        assert not at.exception, path
+        keys = widget_keys(at)
+        assert (set(ATTENTION_KEYS) <= keys) == shows_attention and (not keys & set(ATTENTION_KEYS)) == (not shows_attention), (path, keys)
+
+
+def test_temperature_slider_is_log_scaled_with_a_reset_and_keeps_its_value_across_pages():
+    at = start().switch_page("pages/3_Attention.py").run()
+    slider = at.sidebar.select_slider(key="w_temperature")
+    options = [float(o) for o in slider.options]
+    assert options[0] == 0.05 and options[-1] == 10.0
+    middle = options.index(1.0) / (len(options) - 1)
+    assert 0.4 <= middle <= 0.6  # the linear slider had T = 1 at 9.5 % of the track
+    ratios = np.diff(np.log(options))
+    assert ratios.max() / ratios.min() < 2  # steps roughly even on a log scale
+    slider.set_value(5.0).run()
+    peaked = np.nanmax(heatmaps(chart_titled(at, ["head 0 ·"]))["softmax"], axis=1).mean()
+    at.switch_page("pages/1_Tokens.py").run()  # no attention controls here …
+    at.switch_page("pages/3_Attention.py").run()  # … and the value survives
+    assert at.sidebar.select_slider(key="w_temperature").value == 5.0 and at.query_params["temp"] == "5.0"
+    at.sidebar.button(key="reset_temperature").click().run()
+    assert at.sidebar.select_slider(key="w_temperature").value == 1.0
+    assert np.nanmax(heatmaps(chart_titled(at, ["head 0 ·"]))["softmax"], axis=1).mean() > peaked
+
+
+def test_model_box_checks_a_typed_id_before_loading(tiny_model_dir, monkeypatch):
+    monkeypatch.setenv("ATTENTION_VIZ_ALLOW_LOCAL", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    at = start().switch_page("pages/3_Attention.py").run()
+    at.sidebar.selectbox(key="w_model_choice").set_value("custom").run()
+    assert at.sidebar.selectbox(key="w_model_choice").value == "custom"  # no snapping back to the toy model
+    box = at.sidebar.text_input(key="w_custom_model")
+    assert chart_titled(at, ["toy · layer 0 · head 0"])  # the toy model stays until a typed id is loaded
+
+    box.set_value("someone/not-a-cached-model").run()
+    at.sidebar.button(key="load_custom_model").click().run()
+    message = " ".join(e.value for e in at.sidebar.error).replace("\\", "")
+    assert "not in the local cache" in message and "huggingface-cli download someone/not-a-cached-model" in message
+    assert chart_titled(at, ["toy · layer 0 · head 0"]) and at.sidebar.text_input(key="w_custom_model").value == "someone/not-a-cached-model"
+
+    empty = tiny_model_dir("distilbert").parent / "empty-folder"
+    empty.mkdir(exist_ok=True)
+    at.sidebar.text_input(key="w_custom_model").set_value(str(empty)).run()
+    at.sidebar.button(key="load_custom_model").click().run()
+    assert any("no config.json" in e.value.replace("\\", "") for e in at.sidebar.error)
+
+    folder = str(tiny_model_dir("distilbert"))
+    at.sidebar.text_input(key="w_custom_model").set_value(folder).run()
+    at.sidebar.button(key="load_custom_model").click().run()
+    assert not at.exception and not at.sidebar.error
+    spec = chart_titled(at, ["layer 0 · head 0"])
+    assert folder.split("/")[-1] in spec["layout"]["title"]["text"].replace("\\", "")
+    assert spec["layout"]["xaxis"]["ticktext"][0] == "[CLS]"
+    assert at.query_params["model"] == folder

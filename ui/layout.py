@@ -1,0 +1,50 @@
+"""Showing a page's content (`viz.content.PageContent`) in Streamlit: figures, tables, notices."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.figures import show_figure
+from ui.text import md
+from ui.view import key
+from viz.content.page import PageContent
+
+ICONS = {"info": "ℹ️", "warning": "✍️"}
+
+
+def show(content: PageContent, figure_id: str, *, exports: bool = True) -> None:
+    """Draw one figure of the content, with its downloads."""
+    show_figure(content.figures[figure_id], figure_id, exports=exports)
+
+
+def show_table(content: PageContent, table_id: str, *, index: bool = False) -> None:
+    st.dataframe(content.tables[table_id], hide_index=not index, width="stretch")
+
+
+def show_notices(content: PageContent, prefix: str = "") -> None:
+    """The content's notices whose id starts with `prefix`, escaped (they may hold what a user typed)."""
+    for notice in content.notices_for(prefix):
+        if notice.level == "caption":
+            st.caption(md(notice.text))
+        elif notice.level == "warning":
+            st.warning(md(notice.text), icon=ICONS["warning"])
+        else:
+            st.info(md(notice.text), icon=ICONS["info"])
+
+
+def open_head_box(options: list[tuple[int, int]]) -> None:
+    """A box that opens one layer and head in the sidebar's controls."""
+
+    def open_head():
+        layer, head = st.session_state["w_open"]
+        st.session_state[key("layer")], st.session_state[key("heads")] = layer, [head]
+
+    st.selectbox(
+        "Open a head",
+        options,
+        format_func=lambda lh: f"layer {lh[0]} · head {lh[1]}",
+        key="w_open",
+        index=None,
+        on_change=open_head,
+        placeholder="choose a layer and head",
+    )

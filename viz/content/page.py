@@ -1,0 +1,61 @@
+"""What one page shows, as plain data: figures, tables, notices and numbers, each under a stable id.
+
+A page function (`attention_page`, `tokens_page`, …) builds a `PageContent` from the settings and a
+trace; the Streamlit page lays it out, the command line writes its figures to files, and the
+benchmark times and measures it. Nothing here imports streamlit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+import plotly.graph_objects as go
+
+LEVELS = ("info", "warning", "caption")
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A message for the reader. `text` is plain text (it may hold what a user typed): escape it to show it."""
+
+    id: str
+    text: str
+    level: str = "info"  # "info", "warning" or "caption"
+
+    def __post_init__(self):
+        if self.level not in LEVELS:
+            raise ValueError(f"notice level must be one of {LEVELS}, got {self.level!r}")
+
+
+@dataclass
+class PageContent:
+    """Figures, tables and notices keyed by stable ids (the ids name the exported files), and the
+    numbers a page writes into its prose (`values`)."""
+
+    figures: dict[str, go.Figure] = field(default_factory=dict)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    notices: list[Notice] = field(default_factory=list)
+    values: dict[str, object] = field(default_factory=dict)
+
+    def notice(self, id: str, text: str, level: str = "info") -> None:
+        self.notices.append(Notice(id, text, level))
+
+    def notice_ids(self) -> list[str]:
+        return [n.id for n in self.notices]
+
+    def notices_for(self, prefix: str) -> list[Notice]:
+        """The notices whose id starts with `prefix` (a page shows each group where it belongs)."""
+        return [n for n in self.notices if n.id.startswith(prefix)]
+
+    def merge(self, other: PageContent) -> PageContent:
+        """Both contents in one (ids must not collide)."""
+        clash = (set(self.figures) & set(other.figures)) | (set(self.tables) & set(other.tables))
+        if clash:
+            raise ValueError(f"ids used twice: {sorted(clash)}")
+        return PageContent(
+            {**self.figures, **other.figures},
+            {**self.tables, **other.tables},
+            self.notices + other.notices,
+            {**self.values, **other.values},
+        )

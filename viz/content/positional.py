@@ -1,0 +1,69 @@
+"""The Positional encoding page: the sinusoidal matrix, chosen dimensions, similarity between
+positions, a pretrained model's learned positions, and token embedding + position."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from model import cosine_similarity_matrix, similarity_by_distance, sinusoidal_positional_encoding
+from viz.content.common import sentence_labels
+from viz.content.page import PageContent
+from viz.heatmap import downsample
+from viz.labels import safe_label
+from viz.positional import input_composition_figure, pe_curves, pe_heatmap, position_similarity_heatmap, similarity_by_distance_figure
+
+COMPOSITION_TOKENS = 64  # rows of the token embedding + position figure
+SIMILARITY_CELLS = 256  # a position-similarity matrix larger than this per side is sent as block means
+
+
+def default_dimensions(d_model: int) -> list[int]:
+    return list(dict.fromkeys(dim for dim in (0, 1, d_model // 2, d_model - 2) if 0 <= dim < d_model))
+
+
+def similarity_figure(similarity, title: str) -> go.Figure:
+    """Cosine similarity between positions, `[pos, pos]`, as block means beyond 256 positions."""
+    n = similarity.shape[0]
+    if n > SIMILARITY_CELLS:
+        similarity = downsample(similarity, SIMILARITY_CELLS)
+        block = int(np.ceil(n / SIMILARITY_CELLS))
+        title += f" (means of {block}×{block} blocks)"
+    return position_similarity_heatmap(similarity, title=title)
+
+
+def positional_page(settings, trace, model, dimensions: list[int] | None = None) -> PageContent:
+    """Figures `pe-matrix`, `pe-curves`, `pe-similarity`, `pe-similarity-by-distance`; for a pretrained
+    model `learned-position-similarity` and `learned-vs-sinusoidal-by-distance`; `input-composition`
+    for the sentence shown (its first 64 tokens)."""
+    content = PageContent()
+    n, d, base = settings.pe_positions, settings.pe_d_model, settings.pe_base
+    dimensions = default_dimensions(d) if dimensions is None else [dim for dim in dimensions if 0 <= dim < d]
+    pe = sinusoidal_positional_encoding(n, d, float(base))
+    similarity = cosine_similarity_matrix(pe)
+    distances, means = similarity_by_distance(similarity)
+    content.values.update(dimensions=dimensions, default_dimensions=default_dimensions(d))
+    content.figures["pe-matrix"] = pe_heatmap(pe.numpy(), title=f"Sinusoidal positional encoding ({n} positions × {d} dimensions, base {base:g})")
+    content.figures["pe-curves"] = pe_curves(pe.numpy(), dimensions)
+    content.figures["pe-similarity"] = similarity_figure(similarity.numpy(), "Sinusoidal: cosine similarity between positions")
+    content.figures["pe-similarity-by-distance"] = similarity_by_distance_figure(distances.numpy(), means.numpy(), label=f"sinusoidal, base {base:g}")
+    if not model.is_toy:
+        learned = cosine_similarity_matrix(model.position_matrix(n))
+        learned_distances, learned_means = similarity_by_distance(learned)
+        content.figures["learned-position-similarity"] = similarity_figure(learned.numpy(), f"{safe_label(model.name)}: learned position embeddings")
+        content.figures["learned-vs-sinusoidal-by-distance"] = similarity_by_distance_figure(
+            distances.numpy(),
+            means.numpy(),
+            label=f"sinusoidal, base {base}",
+            series={f"{model.name}: learned": (learned_distances.numpy(), learned_means.numpy())},
+        )
+    b = settings.sentence
+    total = len(trace.tokens[b])
+    count = min(total, COMPOSITION_TOKENS)
+    if total > count:
+        content.notice("composition-cut", f"The first {count} tokens of {total}.", "caption")
+    labels = sentence_labels(trace, b)[:count]
+    content.figures["input-composition"] = input_composition_figure(trace.static_embeddings[b, :count].numpy(), trace.positional[:count].numpy(), labels)
+    if model.is_toy:
+        content.values["toy_pe_base"] = float(model.module.config.pe_base)
+    content.values["d_model"] = model.d_model
+    return content

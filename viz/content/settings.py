@@ -1,0 +1,301 @@
+"""What a view shows, as plain data: the settings of every page, their URL round trip, and how
+attention is displayed. No streamlit here: the app, the command line and the benchmark share it.
+
+Field names are full words (`sentence`, `temperature`, `embedding_layer`); the short keys of the
+first version (`sent`, `temp`, `elayer`) survive only in the URL, so old links still work.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass, fields, replace
+
+from model.attention import MaskSpec
+
+DEFAULT_TEXT = "Write a poem about a man fishing on a river bank.\nWrite a poem about a man withdrawing money from a bank."
+SESSION_MODEL = "trained-here"
+BUILTIN_MODELS = {
+    "toy": "Toy transformer, trained (built in)",
+    "toy-random": "Toy transformer, random weights (before training)",
+    SESSION_MODEL: "Toy transformer you trained (this session)",
+    "minilm": "all-MiniLM-L6-v2 (pretrained BERT, bundled, offline)",
+    "distilbert-base-uncased": "DistilBERT base uncased (Hugging Face Hub)",
+    "gpt2": "GPT-2 small (Hugging Face Hub)",
+}
+TOY_TOKENIZERS = {"word": "Word-level", "char": "Character", "gpt2-bpe": "GPT-2 BPE (tiktoken)"}
+MASKS = ("model", *MaskSpec.NAMES)  # "model" = the model's own mask
+THEMES = ("screen", "print")
+MAX_TEXT_CHARS = 10_000
+TEMPERATURE_RANGE = (0.05, 10.0)
+# A log-like grid for the temperature sliders: T = 1 sits in the middle of the track.
+TEMPERATURES = (0.05, 0.06, 0.08, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+PE_BASES = (10, 100, 1000, 10000)
+PE_LIMIT = 512
+
+
+def custom_models_allowed() -> tuple[bool, bool]:
+    """(hub ids, local folders) that the operator allows besides the built-in models.
+
+    ATTENTION_VIZ_ALLOW_HUB (default 1) and ATTENTION_VIZ_ALLOW_LOCAL (default 0).
+    """
+
+    def flag(name: str, default: str) -> bool:
+        return os.environ.get(name, default).strip().lower() in ("1", "true", "yes", "on")
+
+    return flag("ATTENTION_VIZ_ALLOW_HUB", "1"), flag("ATTENTION_VIZ_ALLOW_LOCAL", "0")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting of the app, with its default. `replace(settings, layer=1)` makes a changed copy."""
+
+    text: str = DEFAULT_TEXT  # one sentence per line
+    model: str = "toy"
+    tokenizer: str = "word"  # the random-weight toy model's tokenizer
+    layer: int = 0
+    heads: tuple[int, ...] = (0,)
+    mask: str = "model"  # "model" = the model's own, or one of MaskSpec.NAMES
+    hidden: tuple[int, ...] = ()  # key positions hidden from every query
+    scaling: bool = True  # divide the scores by √d_k
+    temperature: float = 1.0  # of the attention softmax
+    sentence: int = 0  # which sentence of the batch the pages draw (0-based)
+    target: str = "bank"  # embeddings page: the word followed
+    references: str = "river, water, money, deposit"  # embeddings page: comma-separated
+    theme: str = "screen"
+    pe_positions: int = 64  # positional-encoding page: the sinusoidal matrix drawn
+    pe_d_model: int = 64
+    pe_base: int = 10000
+    embedding_layer: int = -1  # embeddings page: the layer drawn as "contextual" (-1 = the last)
+    sampling_temperature: float = 1.0  # next-token page
+    top_k: int = 10  # next-token page: how many tokens to list
+
+    def __post_init__(self):
+        object.__setattr__(self, "heads", tuple(self.heads))
+        object.__setattr__(self, "hidden", tuple(self.hidden))
+
+    @property
+    def sentences(self) -> list[str]:
+        return self.text.splitlines()
+
+    @property
+    def reference_words(self) -> tuple[str, ...]:
+        return tuple(word.strip() for word in self.references.split(",") if word.strip())
+
+    @property
+    def followed_word(self) -> str:
+        return self.target.strip() or "bank"
+
+    @property
+    def display(self) -> AttentionDisplay:
+        return AttentionDisplay(self.mask, self.hidden, self.scaling, self.temperature)
+
+
+@dataclass(frozen=True)
+class AttentionDisplay:
+    """How attention is shown: mask, hidden keys, scaling and softmax temperature. Validated once, here.
+
+    `mask` is "model" (the model's own) or one of `MaskSpec.NAMES`.
+    """
+
+    mask: str = "model"
+    hidden: tuple[int, ...] = ()
+    scaling: bool = True
+    temperature: float = 1.0
+
+    def __post_init__(self):
+        if self.mask not in MASKS:
+            raise ValueError(f"unknown mask {self.mask!r}; choose one of {', '.join(MASKS)}")
+        if not (isinstance(self.temperature, (int, float)) and math.isfinite(self.temperature) and self.temperature > 0):
+            raise ValueError(f"temperature must be a positive number, got {self.temperature!r}")
+        hidden = tuple(sorted({int(p) for p in self.hidden}))
+        if any(p < 0 for p in hidden):
+            raise ValueError(f"hidden positions must be ≥ 0, got {hidden}")
+        object.__setattr__(self, "hidden", hidden)
+        object.__setattr__(self, "temperature", float(self.temperature))
+
+    def mask_spec(self, model_mask: str) -> MaskSpec:
+        """The mask to build, given the name of the model's own mask."""
+        return MaskSpec.parse(model_mask if self.mask == "model" else self.mask, self.hidden)
+
+    @property
+    def is_models_own(self) -> bool:
+        return self.mask == "model" and not self.hidden and self.scaling and self.temperature == 1.0
+
+
+def temperature_options(current: float) -> list[float]:
+    """The slider's grid, with the current value added when a link set one between grid points."""
+    return sorted({*TEMPERATURES, float(current)})
+
+
+def run_model(model, texts, display: AttentionDisplay):
+    """The trace a page starts from. The toy model runs with the display's mask, scaling and
+    temperature; a pretrained model runs as trained, and the display is applied to its Q and K."""
+    mask = display.mask_spec(model.default_mask)
+    if model.is_toy:
+        return model.trace(list(texts), mask=mask, scale=display.scaling, temperature=display.temperature)
+    return shown_as(model.trace(list(texts)), model, display)
+
+
+def shown_as(run, model, display: AttentionDisplay):
+    """A pretrained model's run (as trained) shown with another mask, scaling or temperature."""
+    return run.with_view(display.mask_spec(model.default_mask), display.scaling, display.temperature)
+
+
+# ---------------------------------------------------------------------------------- the URL
+
+URL_KEYS = {  # field → key in the query string (unchanged since the first version)
+    "text": "text",
+    "model": "model",
+    "tokenizer": "tok",
+    "layer": "layer",
+    "heads": "heads",
+    "mask": "mask",
+    "hidden": "hide",
+    "scaling": "scale",
+    "temperature": "temp",
+    "sentence": "sent",
+    "target": "target",
+    "references": "refs",
+    "theme": "theme",
+    "pe_positions": "pe_n",
+    "pe_d_model": "pe_d",
+    "pe_base": "pe_base",
+    "embedding_layer": "elayer",
+    "sampling_temperature": "ntemp",
+    "top_k": "topk",
+}
+
+
+def _int_list(value: str) -> tuple[int, ...]:
+    if value.strip() == "":
+        return ()
+    return tuple(int(part) for part in value.split(","))
+
+
+def _bool(value: str) -> bool:
+    if value.lower() in ("1", "true", "yes", "on"):
+        return True
+    if value.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(value)
+
+
+def _temperature(value: str) -> float:
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(value)
+    low, high = TEMPERATURE_RANGE
+    return min(max(number, low), high)
+
+
+PARSERS = {
+    "text": str,
+    "model": str,
+    "tokenizer": str,
+    "layer": int,
+    "heads": _int_list,
+    "mask": str,
+    "hidden": _int_list,
+    "scaling": _bool,
+    "temperature": _temperature,
+    "sentence": int,
+    "target": str,
+    "references": str,
+    "theme": str,
+    "pe_positions": int,
+    "pe_d_model": int,
+    "pe_base": int,
+    "embedding_layer": int,
+    "sampling_temperature": _temperature,
+    "top_k": int,
+}
+CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES}
+RANGES = {
+    "pe_positions": (2, PE_LIMIT),
+    "pe_d_model": (2, PE_LIMIT),
+    "sentence": (0, 10**6),
+    "embedding_layer": (-1, 10**6),
+    "top_k": (1, 50),
+}
+
+
+def model_allowed(name: str) -> bool:
+    if name in BUILTIN_MODELS:
+        return True
+    allow_hub, allow_local = custom_models_allowed()
+    looks_local = name.startswith(("/", ".", "~"))
+    return allow_local if looks_local else allow_hub
+
+
+def from_query(params: dict[str, str]) -> tuple[Settings, list[str]]:
+    """Settings from a query string; a malformed value falls back to its default, with a notice."""
+    values, notices = {}, []
+    for f in fields(Settings):
+        key = URL_KEYS[f.name]
+        if key not in params:
+            continue
+        raw = params[key]
+        try:
+            value = PARSERS[f.name](raw)
+            if f.name in CHOICES and value not in CHOICES[f.name]:
+                raise ValueError(raw)
+            if f.name in RANGES and not RANGES[f.name][0] <= value <= RANGES[f.name][1]:
+                raise ValueError(raw)
+            if f.name in ("heads", "hidden") and any(v < 0 for v in value):
+                raise ValueError(raw)
+            if f.name == "model" and not (value.strip() and model_allowed(value.strip())):
+                raise ValueError(raw)
+            if f.name == "text" and len(value) > MAX_TEXT_CHARS:
+                value = value[:MAX_TEXT_CHARS]
+                notices.append(f"The text in the link was cut to {MAX_TEXT_CHARS:,} characters.")
+        except ValueError:
+            notices.append(f"The link's value for “{key}” ({raw[:40]!r}) is not valid; the default is used.")
+            continue
+        values[f.name] = value
+    for name in ("temperature", "sampling_temperature"):
+        key = URL_KEYS[name]
+        if name in values and float(params[key]) != values[name]:
+            notices.append(f"Temperature {params[key]} is outside {TEMPERATURE_RANGE}; set to {values[name]:g}.")
+    return replace(Settings(), **values), notices
+
+
+def to_query(settings: Settings) -> dict[str, str]:
+    """The query string of a view: only values that differ from the defaults, under their short keys."""
+    defaults = asdict(Settings())
+    query = {}
+    for name, value in asdict(settings).items():
+        if value == defaults[name]:
+            continue
+        if isinstance(value, (list, tuple)):
+            text = ",".join(str(v) for v in value)
+        elif isinstance(value, bool):
+            text = "1" if value else "0"
+        else:
+            text = str(value)
+        query[URL_KEYS[name]] = text
+    return query
+
+
+def clamp_to_model(settings: Settings, n_layers: int, n_heads: int, n_pos: int, n_sentences: int) -> tuple[Settings, list[str]]:
+    """Keep layer, heads, hidden positions and the sentence index inside what the model and input have."""
+    notices = []
+    layer = settings.layer
+    if not 0 <= layer < n_layers:
+        layer = min(max(layer, 0), n_layers - 1)
+        notices.append(f"Layer {settings.layer} does not exist (this model has {n_layers}); showing layer {layer}.")
+    heads = tuple(h for h in dict.fromkeys(settings.heads) if 0 <= h < n_heads)
+    if len(heads) != len(settings.heads):
+        notices.append(f"Heads outside 0…{n_heads - 1} were dropped.")
+    heads = heads or (0,)
+    hidden = tuple(p for p in dict.fromkeys(settings.hidden) if 0 <= p < n_pos)
+    if len(hidden) != len(settings.hidden):
+        notices.append("Hidden positions beyond the input were dropped.")
+    sentence = settings.sentence if 0 <= settings.sentence < n_sentences else 0
+    if sentence != settings.sentence:
+        notices.append(f"There is no sentence {settings.sentence + 1}; showing sentence 1.")
+    embedding_layer = settings.embedding_layer if -1 <= settings.embedding_layer <= n_layers else -1
+    return (
+        replace(settings, layer=layer, heads=heads, hidden=hidden, sentence=sentence, embedding_layer=embedding_layer),
+        notices,
+    )

@@ -1,0 +1,267 @@
+"""Figures of what heads do: the grid of every head by badge, rollout, value norms, rankings, diffs.
+
+Every function takes plain data (lists, arrays) and returns a ``go.Figure``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ._common import as_float32, check_labels, nothing_to_draw
+from .heatmap import attention_heatmap, heatmap_trace, matrix_axes
+from .labels import position_labels, safe_label
+from .theme import MASK_COLOR, PALETTE, SCREEN_TEMPLATE, SEQUENTIAL
+
+# One colour per badge (Okabe & Ito); "mixed" stays a light grey so the named kinds stand out.
+BADGE_COLORS = {
+    "previous-token": PALETTE[0],
+    "self": PALETTE[1],
+    "first-token sink": PALETTE[5],
+    "delimiter sink": PALETTE[3],
+    "local": PALETTE[2],
+    "broad": PALETTE[4],
+    "mixed": "#d0d0d0",
+}
+BADGE_SHORT = {
+    "previous-token": "prev",
+    "self": "self",
+    "first-token sink": "first",
+    "delimiter sink": "delim",
+    "local": "local",
+    "broad": "broad",
+    "mixed": "",
+}
+
+
+def head_grid_figure(badges: list[list[str]], hover: list[list[str]] | None = None, *, title: str, selected: tuple[int, int] | None = None) -> go.Figure:
+    """Every head as a square, layer down and head across, coloured by its badge.
+
+    One trace per badge (so the legend names them); each point's ``customdata`` is ``[layer, head]``,
+    which a click selection returns. ``hover`` holds one line of numbers per head.
+    """
+    n_layers = len(badges)
+    n_heads = len(badges[0]) if n_layers else 0
+    if not n_layers or not n_heads:
+        return nothing_to_draw(title, "no heads")
+    size = int(max(14, min(44, 560 / max(n_heads, n_layers))))
+    fig = go.Figure()
+    for name, colour in BADGE_COLORS.items():
+        cells = [(layer, head) for layer in range(n_layers) for head in range(n_heads) if badges[layer][head] == name]
+        if not cells:
+            continue
+        text = [hover[l][h] if hover else "" for l, h in cells]
+        fig.add_trace(
+            go.Scatter(
+                x=[h for _, h in cells],
+                y=[l for l, _ in cells],
+                mode="markers+text" if size >= 30 else "markers",
+                marker=dict(symbol="square", size=size, color=colour, line=dict(width=1, color="#555555")),
+                text=[BADGE_SHORT[name]] * len(cells),
+                textfont=dict(size=max(8, size // 4), color="black" if name in ("mixed", "broad", "self") else "white"),
+                customdata=[[l, h, t] for (l, h), t in zip(cells, text)],
+                hovertemplate=f"layer %{{customdata[0]}}, head %{{customdata[1]}}: {name}<br>%{{customdata[2]}}<extra></extra>",
+                name=name,
+            )
+        )
+    if selected is not None:
+        fig.add_trace(
+            go.Scatter(
+                x=[selected[1]],
+                y=[selected[0]],
+                mode="markers",
+                name="open",
+                marker=dict(symbol="square-open", size=size + 8, color="black", line=dict(width=3)),
+                hoverinfo="skip",
+                showlegend=False,
+            )
+        )
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        xaxis=dict(title="head", tickmode="array", tickvals=list(range(n_heads)), range=[-0.6, n_heads - 0.4], showgrid=False, zeroline=False),
+        yaxis=dict(title="layer", tickmode="array", tickvals=list(range(n_layers)), range=[n_layers - 0.4, -0.6], showgrid=False, zeroline=False),
+        legend=dict(title=dict(text="badge"), orientation="h", y=-0.18),
+        height=int(140 + (size + 8) * n_layers),
+        clickmode="event+select",
+        dragmode=False,
+    )
+    return fig
+
+
+def rollout_figure(matrix, tokens: list[str], *, title: str) -> go.Figure:
+    """Rollout ``[output token, input token]``: what each token of the last layer finally draws on."""
+    values = as_float32(matrix, ndim=2, name="rollout")
+    if values.size == 0:
+        return nothing_to_draw(title, "no tokens")
+    fig = attention_heatmap(values, tokens, tokens, title=title, colorbar_title="share", zmin=0)
+    fig.update_layout(xaxis_title="input token (drawn on)", yaxis_title="output token (last layer)")
+    return fig
+
+
+def flow_figure(rollout_row, flow_row, tokens: list[str], *, title: str) -> go.Figure:
+    """Rollout and flow of one output token over the input tokens, as two bar series."""
+    labels = position_labels(check_labels(tokens, len(tokens), "tokens"))
+    if not labels:
+        return nothing_to_draw(title, "no tokens")
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=list(range(len(labels))), y=[float(v) for v in rollout_row], name="rollout", marker_color=PALETTE[0]))
+    if flow_row is not None:
+        fig.add_trace(go.Bar(x=list(range(len(labels))), y=[float(v) for v in flow_row], name="flow", marker_color=PALETTE[1]))
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        barmode="group",
+        xaxis=dict(title="input token", tickmode="array", tickvals=list(range(len(labels))), ticktext=labels),
+        yaxis=dict(title="share"),
+        height=380,
+    )
+    return fig
+
+
+def value_norm_figure(pattern, weighted, tokens: list[str], *, title: str, masked=None) -> go.Figure:
+    """α_ij (left) beside ‖α_ij·f(x_j)‖ (right) for one head; each panel has its own scale."""
+    alpha = as_float32(pattern, ndim=2, name="pattern")
+    norms = as_float32(weighted, ndim=2, name="weighted")
+    if alpha.size == 0:
+        return nothing_to_draw(title, "no tokens")
+    if masked is not None:
+        alpha[np.asarray(masked, dtype=bool)] = np.nan
+        norms[np.asarray(masked, dtype=bool)] = np.nan
+    labels = position_labels(check_labels(tokens, alpha.shape[0], "tokens"))
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14, subplot_titles=("weight α_ij", "what is sent ‖α_ij · f(x_j)‖"))
+    fig.add_trace(
+        heatmap_trace(alpha, labels, labels, value_name="α", colorscale=SEQUENTIAL, zmin=0, zmax=1, colorbar=dict(title=dict(text="α"), x=0.43), name="weight"),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        heatmap_trace(
+            norms,
+            labels,
+            labels,
+            value_name="‖α·f(x)‖",
+            colorscale=SEQUENTIAL,
+            zmin=0,
+            colorbar=dict(title=dict(text="norm"), x=1.0),
+            name="value-weighted norm",
+        ),
+        row=1,
+        col=2,
+    )
+    n = alpha.shape[0]
+    for col in (1, 2):
+        xaxis, yaxis = matrix_axes(n, n, labels, labels, show_query_ticks=col == 1)
+        fig.update_xaxes(**xaxis, row=1, col=col)
+        fig.update_yaxes(**yaxis, row=1, col=col)
+    fig.update_layout(template=SCREEN_TEMPLATE, title=dict(text=title), plot_bgcolor=MASK_COLOR, height=520)
+    return fig
+
+
+def key_totals_figure(weight_totals, norm_totals, tokens: list[str], *, title: str) -> go.Figure:
+    """Per key, the share of all weight it receives beside its share of all norm sent (both sum to 1)."""
+    labels = position_labels(check_labels(tokens, len(tokens), "tokens"))
+    if not labels:
+        return nothing_to_draw(title, "no tokens")
+    x = list(range(len(labels)))
+    fig = go.Figure(
+        [
+            go.Bar(x=x, y=[float(v) for v in weight_totals], name="share of weight α", marker_color=PALETTE[0]),
+            go.Bar(x=x, y=[float(v) for v in norm_totals], name="share of ‖α·f(x)‖", marker_color=PALETTE[1]),
+        ]
+    )
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        barmode="group",
+        height=360,
+        xaxis=dict(title="key token", tickmode="array", tickvals=x, ticktext=labels),
+        yaxis=dict(title="share", rangemode="tozero"),
+    )
+    return fig
+
+
+def ranking_figure(labels: list[str], values, *, title: str, value_title: str) -> go.Figure:
+    """Horizontal bars, largest on top: heads ranked by a number (effect of ablation, change in a diff)."""
+    if not labels:
+        return nothing_to_draw(title, "no heads")
+    values = [float(v) for v in values]
+    fig = go.Figure(
+        go.Bar(
+            x=values,
+            y=list(range(len(labels))),
+            orientation="h",
+            marker_color=PALETTE[0],
+            customdata=labels,
+            hovertemplate="%{customdata}: %{x:.4g}<extra></extra>",
+            name=value_title,
+        )
+    )
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        xaxis=dict(title=value_title, rangemode="tozero"),
+        yaxis=dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed"),
+        height=max(280, 80 + 24 * len(labels)),
+    )
+    return fig
+
+
+def change_grid_figure(change, *, title: str, value_title: str) -> go.Figure:
+    """A number per head as a heatmap, layer down and head across (e.g. how far a head moved)."""
+    values = as_float32(change, ndim=2, name="change")
+    if values.size == 0:
+        return nothing_to_draw(title, "no heads")
+    n_layers, n_heads = values.shape
+    fig = go.Figure(
+        go.Heatmap(
+            z=values,
+            x=list(range(n_heads)),
+            y=list(range(n_layers)),
+            colorscale=SEQUENTIAL,
+            zmin=0,
+            colorbar=dict(title=dict(text=value_title)),
+            name=value_title,
+            hovertemplate="layer %{y}, head %{x}<br>" + value_title + ": %{z:.4g}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        xaxis=dict(title="head", tickmode="array", tickvals=list(range(n_heads))),
+        yaxis=dict(title="layer", tickmode="array", tickvals=list(range(n_layers)), autorange="reversed"),
+        height=int(160 + 34 * n_layers),
+    )
+    return fig
+
+
+def diff_figure(difference, tokens: list[str], *, title: str) -> go.Figure:
+    """α(b) − α(a) on the aligned tokens of two sentences, diverging around 0."""
+    values = as_float32(difference, ndim=2, name="difference")
+    if values.size == 0:
+        return nothing_to_draw(title, "no aligned tokens")
+    return attention_heatmap(values, tokens, tokens, title=title, colorbar_title="α(b) − α(a)", zmid=0, zmin=-1, zmax=1)
+
+
+def distribution_change_figure(tokens: list[str], before, after, *, title: str) -> go.Figure:
+    """Probabilities of the same tokens before and after an ablation, as paired bars."""
+    if not tokens:
+        return nothing_to_draw(title, "no tokens")
+    labels = [safe_label(t) for t in tokens]
+    y = list(range(len(labels)))
+    fig = go.Figure(
+        [
+            go.Bar(x=[float(p) for p in before], y=y, orientation="h", name="model as trained", marker_color=PALETTE[0]),
+            go.Bar(x=[float(p) for p in after], y=y, orientation="h", name="heads knocked out", marker_color=PALETTE[5]),
+        ]
+    )
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        barmode="group",
+        xaxis=dict(title="probability", range=[0, 1]),
+        yaxis=dict(tickmode="array", tickvals=y, ticktext=labels, autorange="reversed"),
+        height=max(300, 80 + 40 * len(labels)),
+    )
+    return fig
