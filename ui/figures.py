@@ -40,7 +40,9 @@ def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True) -> None
     fig = themed(fig)
     name = safe_filename(figure_id)
     st.session_state.setdefault(REGISTRY, {})[name] = fig
-    st.plotly_chart(fig, key=f"chart_{name}", config=plotly_config(name, scale=_png_scale()))
+    # a figure with its own width (labels placed in pixels) is drawn at that width, not stretched
+    width = "content" if fig.layout.width else "stretch"
+    st.plotly_chart(fig, key=f"chart_{name}", config=plotly_config(name, scale=_png_scale()), width=width)
     if not exports:
         return
     can_render, why = _static_export()
