@@ -1,10 +1,12 @@
 # Two commands do everything on a fresh machine:
 #   make run    installs what is needed and starts the app on the built-in toy model
-#   make test   installs what is needed (Python packages, Debian's chromium), runs ruff, then every test
+#   make test   installs what is needed (Python packages, Debian's chromium and nginx), runs ruff, then every test
+#   make serve N=4   N app processes behind nginx with sticky sessions, on http://localhost:$(PORT)
 PYTHON ?= python3
 PORT ?= 8501
+N ?= 2
 
-.PHONY: install browser run lint test bench
+.PHONY: install browser nginx run serve lint test bench
 
 install:
 	$(PYTHON) -m pip install --quiet -r requirements.txt
@@ -15,14 +17,22 @@ browser:
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
 		else sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null; fi; }
 
+nginx:
+	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq nginx-light >/dev/null; \
+		else sudo apt-get update -qq && sudo apt-get install -y -qq nginx-light >/dev/null; fi; }
+
 run: install
 	$(PYTHON) -m streamlit run app.py --server.port $(PORT)
+
+serve: install nginx
+	$(PYTHON) -m deploy.serve -n $(N) --port $(PORT)
 
 lint: install
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
 
-test: install browser lint
+test: install browser nginx lint
 	$(PYTHON) -m pytest
 
 bench: install browser

@@ -16,6 +16,8 @@ WHAT = {
     "pages/5_Next_token.py": "the model's prediction after the last token: logits, temperature, probabilities.",
     "pages/6_Train.py": "train a toy model of your own size and watch its loss fall; every page then uses it.",
     "pages/7_Lessons.py": "one-click presets with an explanation and a question for the class.",
+    "pages/8_Scaling_lab.py": "why divide by √d_k: random q and k of any size, the spread of q·k, one softmax row with and without the division.",
+    "pages/9_Heads.py": "what every head does on your sentence: badges, rollout, what is really sent, knocking heads out, two sentences compared.",
 }
 for path, label, icon in PAGES[1:]:
     left, right = st.columns([1, 4], vertical_alignment="center")

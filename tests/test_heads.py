@@ -303,3 +303,86 @@ def test_ranking_in_batches_equals_one_run_per_head(tiny_model_dir):
         assert ranking.effect[layer, head] == pytest.approx(float(expected), rel=1e-4, abs=1e-7)
     top = ranking.top(6)
     assert [t[2] for t in top] == sorted(ranking.effect.flatten().tolist(), reverse=True)
+
+
+# --- the page's content and the page ---------------------------------------------------------------
+
+from viz.content.heads import ablation_section, heads_page  # noqa: E402
+from viz.content.settings import Settings  # noqa: E402
+
+
+def test_heads_page_content_follows_the_summary_and_the_open_head():
+    model = load_model("toy")
+    settings = Settings(model="toy", layer=1, heads=(3,))
+    trace = model.trace(settings.sentences)
+    content = heads_page(settings, trace, model)
+    summary = head_summary(trace, 0)
+    grid = content.figures["head-grid"]
+    shown = {(d[0], d[1]): t.name for t in grid.data if t.name in BADGE_COLORS for d in t.customdata}
+    assert shown == {(l, h): summary.badges[l][h] for l in range(2) for h in range(4)}
+    assert {"value-norms-L1-H3", "value-shares-L1-H3", "rollout", "flow", "diff-change", "diff-L1-H3"} <= set(content.figures)
+    assert content.values["unaligned_a"] == ["fishing", "on", "river"]
+    assert len(content.tables["head-summary"]) == 8
+    alone = heads_page(Settings(model="toy", text="the cat sat on the mat"), model.trace("the cat sat on the mat"), model)
+    assert "diff-one-sentence" in alone.notice_ids() and "diff-change" not in alone.figures
+
+
+def test_masked_word_prediction_changes_when_heads_are_knocked_out(tiny_model_dir, tmp_path):
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+
+    torch.manual_seed(1)
+    source = tiny_model_dir("bert")
+    config = BertConfig.from_pretrained(source)
+    BertForMaskedLM(config).save_pretrained(tmp_path)
+    AutoTokenizer.from_pretrained(source).save_pretrained(tmp_path)
+    model = load_model(str(tmp_path))
+    text = "the man sat on the [MASK] bank"
+    settings = Settings(model=str(tmp_path), text=text)
+    trace = model.trace(text)
+    assert trace.lm_head == "masked"
+    content = ablation_section(settings, trace, model, [(0, 1), (1, 2)], word=2)
+    position = [t.text for t in trace.tokens[0]].index("[MASK]")
+    after = model.trace(text, ablate=[(0, 1), (1, 2)])
+    from model.heads import kl_divergence
+
+    expected = float(kl_divergence(trace.logits[0, position], after.logits[0, position]))
+    assert content.values["kl_bits"] == pytest.approx(expected, rel=1e-4)
+    assert "masked word at position" in content.figures["ablation-prediction"].layout.title.text
+    cos = torch.nn.functional.cosine_similarity(trace.hidden_states[-1, 0, 2], after.hidden_states[-1, 0, 2], dim=0)
+    assert content.values["cosine_last"] == pytest.approx(float(cos), abs=1e-6)
+    no_mask = ablation_section(settings, model.trace("the man sat"), model, [(0, 1)], word=1)
+    assert "ablation-no-mask" in no_mask.notice_ids()
+
+
+def test_the_heads_page_opens_a_head_and_ranks_every_head():
+    from streamlit.testing.v1 import AppTest
+
+    from apptest_helpers import chart_titled
+    from conftest import ROOT
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    at.switch_page("pages/9_Heads.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.sidebar.slider(key="w_layer").set_value(1).run()
+    at.sidebar.multiselect(key="w_heads").set_value([2]).run()
+    assert chart_titled(at, ["Layer 1, head 2", "actually sent"])
+    at.multiselect(key="w_ablate_heads").set_value([(1, 2), (0, 0)]).run()
+    assert chart_titled(at, ["heads 1.2, 0.0 knocked out"])
+    at.button(key="w_rank_heads").click().run()
+    assert not at.exception and not at.error
+    spec = chart_titled(at, ["ranked by their effect"])
+    model = load_model("toy")
+    expected = rank_heads(model, model.trace(Settings().sentences).texts[0]).top(15)
+    assert spec["layout"]["yaxis"]["ticktext"][:3] == [f"layer {l} · head {h}" for l, h, _ in expected[:3]]
+
+
+def test_the_heads_benchmark_builds_sentences_of_the_asked_length_and_times_every_part():
+    from bench.heads import measure, sentence_of
+
+    model = load_model("toy")
+    assert len(model.tokenizer.encode(sentence_of(model, 17))) == 17
+    result = measure("toy", 12, 1)
+    assert result["tokens"] == 12 and (result["layers"], result["heads"]) == (2, 4)
+    for part in ("trace_s", "summary_s", "rollout_s", "value_norms_layer_s", "flow_one_token_s", "rank_all_heads_s"):
+        assert result[part] > 0, part
+    assert result["flow_all_tokens_s_extrapolated"] == pytest.approx(12 * result["flow_one_token_s"])

@@ -93,3 +93,45 @@ def test_model_box_checks_a_typed_id_before_loading(tiny_model_dir, monkeypatch)
     assert folder.split("/")[-1] in spec["layout"]["title"]["text"].replace("\\", "")
     assert spec["layout"]["xaxis"]["ticktext"][0] == "[CLS]"
     assert at.query_params["model"] == folder
+
+
+def test_scaling_lab_follows_its_d_k_slider_and_marks_the_models_own():
+    at = start().switch_page("pages/8_Scaling_lab.py").run()
+    assert not at.exception and not at.error
+    at.slider(key="w_lab_d_k").set_value(1024).run()
+    row = chart_titled(at, ["d_k = 1024"])
+    bars = {bar["name"]: np.array(bar["y"], dtype=float) for bar in row["data"]}
+    assert bars["softmax(q·k), no division"].max() > 0.99 > bars["softmax(q·k / √d_k)"].max()
+    spread = chart_titled(at, ["Spread of q·k"])
+    marks = sorted(round(shape["x0"]) for shape in spread["layout"]["shapes"])
+    assert marks == [16, 1024]  # the toy model's d_k = 64 / 4 heads, and the chosen one
+    assert at.query_params["dk"] == "1024"
+    assert not [w for w in at.sidebar.get("select_slider") if w.key == "w_temperature"]
+
+
+def test_a_lesson_asks_before_replacing_typed_sentences_stays_on_its_page_and_undoes():
+    at = start()
+    at.sidebar.text_area(key="w_text").set_value("My own sentence about the bank.").run()
+    at.switch_page("pages/7_Lessons.py").run()
+    at.button(key="lesson_causal-mask").click().run()
+    assert any("replaces your sentences" in w.value for w in at.warning)  # asked, nothing replaced yet
+    assert at.sidebar.text_area(key="w_text").value == "My own sentence about the bank."
+    at.button(key="lesson_replace_causal-mask").click().run()
+    assert not at.exception
+    at.switch_page("pages/3_Attention.py").run()  # AppTest stays on the page the lesson opened
+    markdown = " ".join(m.value for m in at.main.markdown)
+    assert "Lesson: What the causal mask does" in markdown and "Ask the class:" in markdown and "first row always a single 1" in markdown
+    assert [w.key for w in at.main.selectbox][:1] == ["w_mask"]  # the control the question talks about, beside it
+    assert "w_mask" not in {w.key for w in at.sidebar.selectbox}
+    pattern = heatmaps(chart_titled(at, ["toy · layer 0 · head 0 · mask causal+padding"]))["softmax"]
+    assert pattern.shape == (7, 7) and np.isnan(pattern[np.triu(np.ones((7, 7), dtype=bool), k=1)]).all()
+    at.main.selectbox(key="w_mask").set_value("none").run()
+    assert not np.isnan(heatmaps(chart_titled(at, ["head 0 · mask none"]))["softmax"]).any()
+    at.button(key="lesson_undo").click().run()
+    assert at.sidebar.text_area(key="w_text").value == "My own sentence about the bank."
+    assert not any("Lesson:" in m.value for m in at.main.markdown)
+    assert chart_titled(at, ["toy · layer 0 · head 0 · mask causal+padding"])["layout"]["xaxis"]["ticktext"][:3] == [
+        "my",
+        "[UNK]",
+        "[UNK]",
+    ]  # the toy vocabulary has neither "own" nor "sentence"

@@ -3,6 +3,8 @@
 import streamlit as st
 
 from ui.figures import download_all, show_figure, start_view
+from ui.lesson_view import active_lesson, lesson_box
+from ui.heads import open_clicked_head
 from ui.layout import open_head_box, show, show_notices, show_table
 from ui.style import stylesheet
 from ui.text import md
@@ -19,6 +21,8 @@ PAGES = (
     ("pages/5_Next_token.py", "Next token", ":material/keyboard_double_arrow_right:"),
     ("pages/6_Train.py", "Train", ":material/model_training:"),
     ("pages/7_Lessons.py", "Lessons", ":material/school:"),
+    ("pages/8_Scaling_lab.py", "Scaling lab", ":material/science:"),
+    ("pages/9_Heads.py", "Heads", ":material/hub:"),
 )
 
 
@@ -34,7 +38,12 @@ def page(title: str, icon: str, controls: tuple[str, ...] = ()) -> PageContext:
         for path, label, nav_icon in PAGES:
             st.page_link(path, label=label, icon=nav_icon)
     st.title(title)
-    return sidebar(frozenset(controls))
+    lesson = active_lesson({label: path for path, label, _ in PAGES}.get(title, "app.py"))
+    beside_question = lesson.controls if lesson is not None and ATTENTION in controls else ()
+    context = sidebar(frozenset(controls), beside_question)
+    if lesson is not None:
+        lesson_box(lesson, context, beside_question)
+    return context
 
 
 __all__ = [
@@ -48,6 +57,7 @@ __all__ = [
     "guarded",
     "key",
     "md",
+    "open_clicked_head",
     "open_head_box",
     "page",
     "show",

@@ -35,14 +35,23 @@ def themed(fig: go.Figure) -> go.Figure:
     return apply_print_theme(fig) if settings is not None and settings.theme == "print" else fig
 
 
-def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True) -> None:
-    """Draw `fig` and, under it, PNG / SVG / HTML / CSV downloads made when clicked."""
+def chart_key(figure_id: str) -> str:
+    """The widget key of a figure's chart (its click selection is kept under it)."""
+    return f"chart_{safe_filename(figure_id)}"
+
+
+def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_select=None) -> None:
+    """Draw `fig` and, under it, PNG / SVG / HTML / CSV downloads made when clicked.
+
+    `on_select`: a callback run when a point of the chart is clicked (its selection is in
+    `st.session_state[chart_key(figure_id)]`)."""
     fig = themed(fig)
     name = safe_filename(figure_id)
     st.session_state.setdefault(REGISTRY, {})[name] = fig
+    clicks = dict(on_select=on_select, selection_mode="points") if on_select is not None else {}
     # a figure with its own width (labels placed in pixels) is drawn at that width, not stretched
     width = "content" if fig.layout.width else "stretch"
-    st.plotly_chart(fig, key=f"chart_{name}", config=plotly_config(name, scale=_png_scale()), width=width)
+    st.plotly_chart(fig, key=chart_key(figure_id), config=plotly_config(name, scale=_png_scale()), width=width, **clicks)
     if not exports:
         return
     can_render, why = _static_export()

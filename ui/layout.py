@@ -12,9 +12,9 @@ from viz.content.page import PageContent
 ICONS = {"info": "ℹ️", "warning": "✍️"}
 
 
-def show(content: PageContent, figure_id: str, *, exports: bool = True) -> None:
-    """Draw one figure of the content, with its downloads."""
-    show_figure(content.figures[figure_id], figure_id, exports=exports)
+def show(content: PageContent, figure_id: str, *, exports: bool = True, on_select=None) -> None:
+    """Draw one figure of the content, with its downloads (`on_select`: see `show_figure`)."""
+    show_figure(content.figures[figure_id], figure_id, exports=exports, on_select=on_select)
 
 
 def show_table(content: PageContent, table_id: str, *, index: bool = False) -> None:

@@ -16,7 +16,10 @@ class Lesson:
     settings: dict = field(default_factory=dict)  # Settings fields that differ from the defaults
     explanation: str = ""
     question: str = ""
+    controls: tuple[str, ...] = ()  # attention controls shown beside the question (ui.view.ATTENTION_CONTROLS)
 
+
+LESSONS_BY_KEY: dict[str, Lesson] = {}  # filled below
 
 BANK_SENTENCES = "\n".join(HELD_OUT["river"][:2] + HELD_OUT["money"][:2])
 # Sentences written after training (model/heldout.py): the sense before "bank", or after it.
@@ -53,7 +56,8 @@ LESSONS = (
         dict(text="The cat sat on the mat because it was warm.", model="toy-random", mask="none", heads=[0]),
         "With random weights each score q·k is a sum of d_k products, so its spread grows like √d_k. "
         "The page shows the softmax with and without the division side by side, with each row's entropy.",
-        "Without scaling, what happens to the largest weight of each row? What would happen with d_k = 512?",
+        "Without scaling, what happens to the largest weight of each row? What would happen with d_k = 512? (Try it in the Scaling lab.)",
+        ("scaling",),
     ),
     Lesson(
         "causal-mask",
@@ -63,6 +67,7 @@ LESSONS = (
         "A language model predicts the next word, so while reading position i it must not see positions "
         "after i. The mask sets those scores to −∞ before the softmax: the pattern becomes lower-triangular.",
         "Why is the first row always a single 1? Switch the mask to “none”: which rows change, and why would that be cheating for next-word prediction?",
+        ("mask",),
     ),
     Lesson(
         "padding",
@@ -72,6 +77,7 @@ LESSONS = (
         "Sentences of different lengths are padded to one length so they can run as one batch. The padding "
         "mask hides the [PAD] keys; the short sentence's real tokens attend exactly as they would alone.",
         "Switch the mask to “causal” only: where does the attention of the short sentence leak to?",
+        ("mask",),
     ),
     Lesson(
         "positional-encoding",
@@ -133,3 +139,5 @@ LESSONS = (
         "At which temperature would you sample to write a predictable sentence? A surprising one?",
     ),
 )
+
+LESSONS_BY_KEY.update({lesson.key: lesson for lesson in LESSONS})

@@ -152,7 +152,7 @@ def _tokenizer_key(settings: Settings) -> str:
     return settings.tokenizer if settings.model == "toy-random" else ""
 
 
-def sidebar(controls: frozenset[str] = frozenset()) -> PageContext:
+def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] = ()) -> PageContext:
     """Draw the shared controls and return the view they describe. Stops the page on unusable input.
 
     Sentences and model are on every page; `controls` adds "sentence" (sentence shown), "attention"
@@ -211,7 +211,7 @@ def sidebar(controls: frozenset[str] = frozenset()) -> PageContext:
         side.divider()
         side.selectbox("Sentence shown", list(range(len(trace.texts))), key=key("sentence"), format_func=lambda i: f"{i + 1}: {trace.texts[i]}")
     if "attention" in controls:
-        _attention_controls(side, settings, model, trace)
+        _attention_controls(side, settings, model, trace, elsewhere)
     if "figures" in controls:
         side.divider()
         side.radio("Figure theme", ["screen", "print"], key=key("theme"), horizontal=True)
@@ -230,33 +230,52 @@ def _reset_temperature() -> None:
     st.session_state[key("temperature")] = 1.0
 
 
-def _attention_controls(side, settings: Settings, model: TracedModel, trace: Trace) -> None:
-    """Layer, heads, mask, hidden tokens, scaling and temperature: only on pages that draw attention."""
-    side.divider()
-    if model.n_layers > 1:
-        side.slider("Layer", 0, model.n_layers - 1, key=key("layer"))
+ATTENTION_CONTROLS = ("layer", "heads", "mask", "hidden", "scaling", "temperature")
+
+
+def draw_control(name: str, where, settings: Settings, model: TracedModel, trace: Trace) -> None:
+    """One attention control (a field of ATTENTION_CONTROLS) in `where` (the sidebar or a lesson's box)."""
+    if name == "layer":
+        if model.n_layers > 1:
+            where.slider("Layer", 0, model.n_layers - 1, key=key("layer"))
+        else:
+            where.caption("Layer 0 (this model has one layer)")
+    elif name == "heads":
+        where.multiselect("Heads", list(range(model.n_heads)), key=key("heads"), format_func=lambda h: f"head {h}")
+    elif name == "mask":
+        where.selectbox("Mask", list(MASKS), key=key("mask"), format_func=MASK_LABELS.get)
+    elif name == "hidden":
+        tokens = [t.text for t in trace.tokens[settings.sentence]]
+        where.multiselect(
+            "Hide key tokens",
+            list(range(trace.input_ids.shape[1])),
+            key=key("hidden"),
+            format_func=lambda p: f"{p}: {tokens[p] if p < len(tokens) else '[PAD]'}",
+            help="No query may attend to these positions.",
+        )
+    elif name == "scaling":
+        where.toggle("Scale by 1/√d_k", key=key("scaling"))
+    elif name == "temperature":
+        left, right = where.columns([3, 1], vertical_alignment="bottom")
+        left.select_slider(
+            "Softmax temperature T",
+            options=temperature_options(settings.temperature),
+            key=key("temperature"),
+            format_func=lambda t: f"{t:g}",
+            help="A log scale: T = 1 (the model's own softmax) sits in the middle.",
+        )
+        right.button("T = 1", on_click=_reset_temperature, key="reset_temperature", help="Back to the model's own softmax")
     else:
-        side.caption("Layer 0 (this model has one layer)")
-    side.multiselect("Heads", list(range(model.n_heads)), key=key("heads"), format_func=lambda h: f"head {h}")
-    side.selectbox("Mask", list(MASKS), key=key("mask"), format_func=MASK_LABELS.get)
-    tokens = [t.text for t in trace.tokens[settings.sentence]]
-    side.multiselect(
-        "Hide key tokens",
-        list(range(trace.input_ids.shape[1])),
-        key=key("hidden"),
-        format_func=lambda p: f"{p}: {tokens[p] if p < len(tokens) else '[PAD]'}",
-        help="No query may attend to these positions.",
-    )
-    side.toggle("Scale by 1/√d_k", key=key("scaling"))
-    left, right = side.columns([3, 1], vertical_alignment="bottom")
-    left.select_slider(
-        "Softmax temperature T",
-        options=temperature_options(settings.temperature),
-        key=key("temperature"),
-        format_func=lambda t: f"{t:g}",
-        help="A log scale: T = 1 (the model's own softmax) sits in the middle.",
-    )
-    right.button("T = 1", on_click=_reset_temperature, key="reset_temperature", help="Back to the model's own softmax")
+        raise ValueError(f"unknown control {name!r}")
+
+
+def _attention_controls(side, settings: Settings, model: TracedModel, trace: Trace, elsewhere: tuple[str, ...] = ()) -> None:
+    """Layer, heads, mask, hidden tokens, scaling and temperature: only on pages that draw attention
+    (a control in `elsewhere` is drawn by a lesson's box instead)."""
+    side.divider()
+    for name in ATTENTION_CONTROLS:
+        if name not in elsewhere:
+            draw_control(name, side, settings, model, trace)
     if not model.is_toy:
         side.caption(
             "A pretrained model runs as it was trained; a different mask, scaling or temperature is recomputed from its own Q and K for the layer shown."

@@ -83,7 +83,8 @@ def head_grid_figure(badges: list[list[str]], hover: list[list[str]] | None = No
         xaxis=dict(title="head", tickmode="array", tickvals=list(range(n_heads)), range=[-0.6, n_heads - 0.4], showgrid=False, zeroline=False),
         yaxis=dict(title="layer", tickmode="array", tickvals=list(range(n_layers)), range=[n_layers - 0.4, -0.6], showgrid=False, zeroline=False),
         legend=dict(title=dict(text="badge"), orientation="h", y=-0.18),
-        height=int(140 + (size + 8) * n_layers),
+        height=int(170 + (size + 12) * n_layers),
+        margin=dict(t=60, b=110),
         clickmode="event+select",
         dragmode=False,
     )
@@ -263,5 +264,31 @@ def distribution_change_figure(tokens: list[str], before, after, *, title: str) 
         xaxis=dict(title="probability", range=[0, 1]),
         yaxis=dict(tickmode="array", tickvals=y, ticktext=labels, autorange="reversed"),
         height=max(300, 80 + 40 * len(labels)),
+    )
+    return fig
+
+
+def cosine_by_layer_figure(cosines, *, title: str) -> go.Figure:
+    """Cosine between a token's vector before and after a change, at the input and after each layer."""
+    values = [float(c) for c in cosines]
+    if not values:
+        return nothing_to_draw(title, "no layers")
+    fig = go.Figure(
+        go.Scatter(
+            x=list(range(len(values))),
+            y=values,
+            mode="lines+markers",
+            line=dict(color=PALETTE[5]),
+            name="cosine",
+            hovertemplate="after layer %{x}: %{y:.4f}<extra></extra>",
+        )
+    )
+    low = min(values)
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        xaxis=dict(title="layers run (0 = the input)", tickmode="array", tickvals=list(range(len(values)))),
+        yaxis=dict(title="cosine(before, after)", range=[min(low - 0.02, 0.9), 1.01]),
+        height=340,
     )
     return fig

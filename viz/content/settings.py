@@ -72,6 +72,7 @@ class Settings:
     embedding_layer: int = -1  # embeddings page: the layer drawn as "contextual" (-1 = the last)
     sampling_temperature: float = 1.0  # next-token page
     top_k: int = 10  # next-token page: how many tokens to list
+    lab_d_k: int = 512  # scaling lab: the size of one head for the random q and k
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
@@ -173,6 +174,7 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "embedding_layer": "elayer",
     "sampling_temperature": "ntemp",
     "top_k": "topk",
+    "lab_d_k": "dk",
 }
 
 
@@ -219,6 +221,7 @@ PARSERS = {
     "embedding_layer": int,
     "sampling_temperature": _temperature,
     "top_k": int,
+    "lab_d_k": int,
 }
 CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES}
 RANGES = {
@@ -227,6 +230,7 @@ RANGES = {
     "sentence": (0, 10**6),
     "embedding_layer": (-1, 10**6),
     "top_k": (1, 50),
+    "lab_d_k": (1, 1024),
 }
 
 

@@ -1,0 +1,1 @@
+"""Serving the app: several processes behind nginx (deploy/serve.py, deploy/nginx.conf.template)."""

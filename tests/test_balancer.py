@@ -1,0 +1,89 @@
+"""Two app processes behind nginx (deploy/serve.py): sticky sessions, both serve, failover from the link.
+
+Browser sessions (separate Playwright contexts, each with its own cookie) open the Attention page through
+nginx until both processes have one. nginx's access log says which process answered every request of
+every session: each session's requests, its websocket included, go to one process. Then one process is
+stopped: its users' tabs reconnect through nginx to the other, which draws their view from the link.
+"""
+
+import os
+import time
+from urllib.parse import quote
+
+import pytest
+
+from conftest import BROWSER_ARGS, CHROMIUM
+
+pytestmark = pytest.mark.browser
+WORDS = ["cat", "dog", "bird", "horse", "cow", "sheep", "mouse", "king", "queen", "doctor"]
+
+
+def ticks(page):
+    return page.locator(".js-plotly-plot").first.locator(".xtick text").evaluate_all("els => els.map(e => e.textContent)")
+
+
+def scale_toggle(page):
+    return page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by")
+
+
+def ports_of(cluster, cookie, since=0):
+    """Processes that answered this browser's requests (from the `since`-th line of nginx's log), in order.
+
+    nginx logs a request when it ends, so a websocket shows up when it closes; the health and
+    host-config requests a tab makes before it (re)opens its websocket show up at once.
+    """
+    return [r["port"] for r in cluster.access_log()[since:] if r["key"] == cookie and r["status"] == "200"]
+
+
+def test_sticky_sessions_both_processes_serve_and_failover_restores_the_view():
+    from playwright.sync_api import sync_playwright
+
+    from deploy.serve import COOKIE, NGINX, Cluster
+
+    assert os.path.exists(NGINX), "Debian's nginx is needed: make nginx (make test installs it)"
+    with Cluster(2) as cluster, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        sessions = []  # (word, page, cookie)
+        try:
+            for word in WORDS:
+                context = browser.new_context(viewport={"width": 1440, "height": 900})
+                page = context.new_page()
+                page.goto(f"{cluster.url}/Attention?text={quote(f'the {word} sat on the mat .')}")
+                page.locator(".js-plotly-plot .xtick text").first.wait_for(timeout=120_000)
+                assert word in ticks(page)
+                cookie = next(c["value"] for c in context.cookies() if c["name"] == COOKIE)
+                sessions.append((word, page, cookie))
+                served = {port for _, _, c in sessions for port in ports_of(cluster, c)}
+                if len(sessions) >= 2 and served == set(cluster.backend_ports):
+                    break
+            log = cluster.access_log()
+            by_session = {c: {r["port"] for r in log if r["key"] == c} for _, _, c in sessions}
+            assert all(len(ports) == 1 for ports in by_session.values()), by_session  # sticky: one process each
+            assert set().union(*by_session.values()) == set(cluster.backend_ports)  # both processes serve
+
+            # A user on the first process changes the view (scaling off): it goes into the link.
+            victim = cluster.backend_ports[0]
+            word, page, cookie = next(s for s in sessions if by_session[s[2]] == {victim})
+            scale_toggle(page).locator("label").first.click()
+            page.wait_for_url("**scale=0**", timeout=60_000)
+            page.locator(".js-plotly-plot .xtick text").first.wait_for(timeout=60_000)
+
+            page.evaluate("() => document.querySelectorAll('.js-plotly-plot').forEach(g => { g.__drawn_before = 1; })")
+            survivor = cluster.backend_ports[1]
+            since = len(cluster.access_log())
+            cluster.stop_backend(victim)
+            deadline = time.monotonic() + 120
+            while survivor not in ports_of(cluster, cookie, since) and time.monotonic() < deadline:
+                page.wait_for_timeout(500)
+            assert survivor in ports_of(cluster, cookie, since), "the tab did not reconnect through nginx"
+            # The other process knows nothing of this session: it draws the view from the link, anew.
+            page.wait_for_function(
+                "() => Array.from(document.querySelectorAll('.js-plotly-plot')).some(g => !g.__drawn_before && g.querySelector('.xtick text'))",
+                timeout=120_000,
+            )
+            assert word in ticks(page)
+            assert "scale=0" in page.url
+            assert scale_toggle(page).locator("input").is_checked() is False
+            assert page.locator("[data-testid=stException], [data-testid=stAlertContentError]").count() == 0
+        finally:
+            browser.close()

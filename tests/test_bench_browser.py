@@ -1,0 +1,89 @@
+"""The browser benchmark (bench/browser.py): its statistics, its report against the targets, its options,
+and one real measurement in chromium that must see the charts change."""
+
+import pytest
+
+from bench.__main__ import parse
+from bench.browser import (
+    CHROMIUM,
+    MONITOR_JS,
+    TARGETS,
+    VIEWPORT,
+    BrowserOptions,
+    Server,
+    attention_url,
+    class_words,
+    format_browser_report,
+    measure_toggles,
+    summary,
+    texts_of_tokens,
+)
+from bench.coldstart import BROWSER_ARGS
+from model.vocab import TOY_WORDS
+
+
+def test_summary_median_and_nearest_rank_p95():
+    values = [float(v) for v in range(1, 21)]  # 1 … 20
+    s = summary(values[::-1])
+    assert (s["n"], s["median"], s["p95"], s["max"]) == (20, 10.5, 19.0, 20.0)
+    assert summary([]) == dict(n=0)
+
+
+def test_report_says_which_figures_meet_their_targets():
+    toggle = lambda changed, settled: dict(  # noqa: E731
+        changed=summary([changed]), settled=summary([settled]), cpu_s=0.02, no_change=0
+    )
+    results = dict(
+        load_average_start=[1.0, 1.0, 1.0],
+        load_average_end=[2.0, 1.0, 1.0],
+        notes=[],
+        toggles={"toy": {"16": dict(scaling=toggle(0.1, 0.3), mask=toggle(0.4, 0.9), load_average=[1.5, 1, 1])}},
+        page_switch=summary([0.7]),
+    )
+    lines = format_browser_report(results).splitlines()
+    scaling = next(line for line in lines if line.strip().startswith("scaling"))
+    mask = next(line for line in lines if line.strip().startswith("mask"))
+    assert f"[meets ≤{TARGETS['toggle_changed'][0]:g}]" in scaling and f"[meets ≤{TARGETS['cpu_per_toggle_toy_16']:g}]" in scaling
+    assert "changed median 0.40 s" in mask and f"[MISSES ≤{TARGETS['toggle_settled'][0]:g}]" in mask
+    assert any("page switch" in line and "MISSES ≤0.5" in line for line in lines)
+    assert any("[1.5, 1, 1]" in line for line in lines)  # every part carries its load average
+
+
+def test_browser_options_from_the_command_line():
+    options, _ = parse(["--browser", "--sizes", "16,512", "--models", "toy", "--only", "toggles,class", "--class-size", "12"])
+    assert isinstance(options, BrowserOptions)
+    assert (options.sizes, options.models, options.parts, options.class_size) == ((16, 512), ("toy",), ("toggles", "class"), 12)
+    quick, _ = parse(["--browser", "--quick"])
+    assert quick.sizes == (16,) and quick.repeats == 1 and "coldstart" not in quick.parts
+    with pytest.raises(SystemExit):
+        parse(["--browser", "--only", "forward"])
+
+
+def test_the_class_has_distinct_words_outside_the_shared_sentence():
+    words = class_words(40)
+    assert len(set(words)) == 40 and set(words) <= set(TOY_WORDS)
+    assert not set(words) & {"the", "sat", "on", "mat"}
+
+
+@pytest.mark.browser
+def test_a_toggle_measured_in_chromium_changes_the_chart_and_costs_server_cpu():
+    from playwright.sync_api import sync_playwright
+
+    text = texts_of_tokens("toy", (16,))[16]
+    assert len(text.split()) == 16  # the toy model reads one token per word
+    server = Server()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+            context = browser.new_context(viewport=VIEWPORT)
+            context.add_init_script(MONITOR_JS)
+            page = context.new_page()
+            rows = measure_toggles(page, server, attention_url(server.url, "toy", text), 1, lambda _: None, ("scaling",))
+            browser.close()
+    finally:
+        server.stop()
+    row = rows["scaling"]
+    assert row["no_change"] == 0 and row["changed"]["n"] == 2, row  # off and on again: both changed a chart
+    assert 0 < row["changed"]["median"] <= row["settled"]["median"] < 60
+    assert row["cpu_s"] > 0
+    assert rows["errors"] == 0

@@ -1,0 +1,74 @@
+"""Figures of the scaling lab: the spread of q·k against d_k, and one softmax row with and without ÷√d_k."""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+
+from viz._common import nothing_to_draw
+from viz.theme import PALETTE, SCREEN_TEMPLATE
+
+
+def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_d_k: int | None = None, title: str) -> go.Figure:
+    """Measured standard deviation of q·k per d_k (points) against √d_k (line), on log–log axes, and
+    the spread after dividing by √d_k (flat at 1). The chosen d_k and the model's own are marked."""
+    if not dims:
+        return nothing_to_draw(title, "no dimensions")
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=dims,
+            y=spreads,
+            mode="markers",
+            name="std of q·k (measured)",
+            marker=dict(color=PALETTE[0], size=8),
+            hovertemplate="d_k = %{x}<br>std = %{y:.3f}<extra></extra>",
+        )
+    )
+    fig.add_trace(go.Scatter(x=dims, y=[math.sqrt(d) for d in dims], mode="lines", name="√d_k", line=dict(color=PALETTE[1], dash="dash")))
+    fig.add_trace(
+        go.Scatter(
+            x=dims,
+            y=[s / math.sqrt(d) for d, s in zip(dims, spreads)],
+            mode="lines+markers",
+            name="std of q·k / √d_k",
+            line=dict(color=PALETTE[2]),
+            marker=dict(size=5),
+        )
+    )
+    marks = [(d_k, "chosen d_k", PALETTE[3])] + ([(model_d_k, "the model's d_k", PALETTE[4])] if model_d_k else [])
+    for value, label, colour in marks:
+        fig.add_vline(x=value, line=dict(color=colour, width=2), annotation_text=f"{label} = {value}", annotation_position="top left")
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        xaxis=dict(title="d_k (size of one head)", type="log"),
+        yaxis=dict(title="standard deviation of the score", type="log"),
+        legend=dict(orientation="h", yanchor="bottom", y=-0.35),
+        height=460,
+    )
+    return fig
+
+
+def softmax_row_figure(with_division: list[float], without_division: list[float], *, title: str) -> go.Figure:
+    """The weights of one query row over its keys, with and without ÷√d_k, side by side."""
+    if not with_division:
+        return nothing_to_draw(title, "no keys")
+    keys = [f"key {i}" for i in range(len(with_division))]
+    fig = go.Figure(
+        [
+            go.Bar(x=keys, y=with_division, name="softmax(q·k / √d_k)", marker=dict(color=PALETTE[2]), hovertemplate="%{x}: %{y:.4f}<extra></extra>"),
+            go.Bar(x=keys, y=without_division, name="softmax(q·k), no division", marker=dict(color=PALETTE[1]), hovertemplate="%{x}: %{y:.4f}<extra></extra>"),
+        ]
+    )
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        barmode="group",
+        xaxis=dict(title="key"),
+        yaxis=dict(title="weight", range=[0, 1.05]),
+        legend=dict(orientation="h", yanchor="bottom", y=-0.3),
+        height=420,
+    )
+    return fig
