@@ -238,5 +238,6 @@ def test_a_lesson_opens_its_page_with_its_settings():
     assert not at.exception
     spec = chart_titled(at, ["toy · layer 0 · head 0 · mask causal+padding"])
     pattern = heatmaps(spec)["softmax"]
-    assert spec["layout"]["xaxis"]["ticktext"][:4] == ["a", "dog", "ran", "."]
+    ticks = [label.strip() for label in spec["layout"]["xaxis"]["ticktext"]]
+    assert ticks[0] == "a" and "ran" in ticks and ticks[-1] == "[PAD]"
     assert np.isnan(pattern[:, 4:]).all()  # the padding of the short sentence

@@ -55,19 +55,21 @@ def test_attention_page_ids_and_the_scaled_panel_is_raw_over_root_d_head(toy):
         "overview-all-heads",
     }
     raw, scaled, masked, pattern = stage_panels(content.figures["stages-L1-H2"])
-    d_head = 16  # toy: d_model 64 / 4 heads
+    d_head = trace.d_head  # toy: d_model 128 / 4 heads = 32
     np.testing.assert_allclose(scaled, raw / math.sqrt(d_head), rtol=1e-5, atol=1e-6)
     stages = trace.stages(1)
     np.testing.assert_allclose(raw, stages.scores_raw[0, 2].numpy(), rtol=1e-5, atol=1e-6)
-    upper = np.triu(np.ones((7, 7), dtype=bool), k=1)
+    n = len(trace.tokens[0])
+    upper = np.triu(np.ones((n, n), dtype=bool), k=1)
     assert np.isnan(pattern[upper]).all() and np.isnan(masked[upper]).all()
     np.testing.assert_allclose(np.nansum(pattern, axis=1), 1, atol=1e-5)
 
     table = content.tables["worked-example"]
-    assert list(table["step"])[:3] == ["q · k", "÷ 4", "mask"]
+    steps = list(table["step"])[:3]
+    assert steps[0] == "q · k" and steps[1].startswith("÷ ") and steps[2] == "mask"
     assert float(table["value"][0]) == pytest.approx(float(stages.scores_raw[0, 2, 2, 0]), abs=1e-4)
     assert content.values["weight"] == pytest.approx(float(stages.pattern[0, 2, 2, 0]), abs=1e-6)
-    assert content.values["d_k"] == 16 and content.values["head"] == 2
+    assert content.values["d_k"] == trace.d_head == 32 and content.values["head"] == 2
 
 
 def test_unscaled_panel_equals_raw_and_temperature_flattens(toy):
