@@ -184,6 +184,16 @@ class ToyModel(TracedModel):
     def position_matrix(self, n_positions: int) -> Tensor:
         return self.module.pe[: min(n_positions, self.n_ctx)]
 
+    def output_projection(self, layer: int) -> tuple[Tensor, Tensor]:
+        """W_O `[head · d_head, d_model]` and b_O `[d_model]` of one layer's attention."""
+        attention = self.module.blocks[layer].attn
+        return attention.W_O.detach(), attention.b_O.detach()
+
+    @torch.no_grad()
+    def attention_output(self, layer: int, z: Tensor) -> Tensor:
+        """The layer's own output step on `z` `[batch, head, pos, d_head]`: heads concatenated · W_O + b_O."""
+        return self.module.blocks[layer].attn.combine(z)
+
     def input_recipe(self, input_ids: Tensor, key_valid: Tensor | None = None) -> InputRecipe:
         token = self.module.embed(input_ids).detach()
         position = self.module.pe[: input_ids.shape[1]]
@@ -311,6 +321,21 @@ class HFModel(TracedModel):
             self.lm_head = "masked"
         else:
             self.lm_head = None
+
+    def _projection_module(self, layer: int) -> nn.Module:
+        return _get(_get(self.base, self.architecture.layers)[layer], self.architecture.output_projection)
+
+    def output_projection(self, layer: int) -> tuple[Tensor, Tensor]:
+        """W_O `[head · d_head, d_model]` and b_O `[d_model]` (zeros when the model has none) of one layer."""
+        linear = self._projection_module(layer)
+        bias = linear.bias if linear.bias is not None else torch.zeros(linear.out_features)
+        return linear.weight.detach().T, bias.detach()
+
+    @torch.no_grad()
+    def attention_output(self, layer: int, z: Tensor) -> Tensor:
+        """The layer's own output projection applied to `z` `[batch, head, pos, d_head]`, heads concatenated."""
+        batch, heads, pos, d_head = z.shape
+        return self._projection_module(layer)(z.transpose(1, 2).reshape(batch, pos, heads * d_head))
 
     def _cut(self, text: str, tokens: list) -> list:
         return self.tokenizer.encode(text, max_length=self.n_ctx)  # keeps the closing [SEP]

@@ -77,13 +77,23 @@ def attention_stages(
 
     if mask is None:
         mask = torch.ones((), dtype=torch.bool, device=q.device)
-    mask = mask.to(torch.bool).expand_as(scores_scaled)
-    scores_masked = scores_scaled.masked_fill(~mask, float("-inf"))
+    mask = mask.to(torch.bool)  # as given (often [batch, 1, query, key]): the checks below stay small
+    if bool(mask.all()):  # nothing hidden: the masked scores are the scaled ones (no copy)
+        scores_masked = scores_scaled
+    else:  # one pass, where a copy and a fill would take two
+        scores_masked = torch.where(mask, scores_scaled, torch.tensor(float("-inf"), dtype=scores_scaled.dtype))
+    has_key = mask.any(dim=-1, keepdim=True)  # [..., query_pos, 1]
+    mask = mask.expand_as(scores_scaled)
 
-    has_key = mask.any(dim=-1, keepdim=True)  # [..., head, query_pos, 1]
-    # A fully masked row would be softmax of all −inf = NaN; give it a finite input, then zero it.
-    logits = torch.where(has_key, scores_masked, torch.zeros_like(scores_masked)) / temperature
-    pattern = torch.softmax(logits, dim=-1) * has_key
+    logits = scores_masked
+    every_row_has_a_key = bool(has_key.all())
+    if not every_row_has_a_key:  # softmax of an all −inf row is NaN: give it a finite input, then zero it
+        logits = torch.where(has_key, scores_masked, torch.zeros((), dtype=scores_masked.dtype))
+    if temperature != 1.0:
+        logits = logits / temperature
+    pattern = torch.softmax(logits, dim=-1)
+    if not every_row_has_a_key:
+        pattern = pattern * has_key
 
     z = pattern @ v  # [..., head, query_pos, key_pos] @ [..., head, key_pos, d_head]
     return AttentionStages(

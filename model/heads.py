@@ -285,9 +285,7 @@ def value_weighted(trace, model, layer: int, sentence: int = 0) -> ValueWeighted
     n = len(trace.tokens[sentence])
     stages = trace.stages(layer, mask=trace.model_mask, scale=trace.model_scale, temperature=trace.model_temperature)
     pattern = stages.pattern[sentence, :, :n, :n]
-    v = trace.v[layer, sentence, :, :n]  # [head, key_pos, d_head]
-    if v.shape[0] != pattern.shape[0]:  # grouped-query attention: each key/value head serves a group
-        v = v.repeat_interleave(pattern.shape[0] // v.shape[0], dim=0)
+    v = trace.v[layer, sentence, :, :n]  # [head, key_pos, d_head]; a shared key/value head is repeated per query head
     w_o = head_output_weights(model, layer).to(v.dtype)  # [head, d_head, d_model]
     f = v @ w_o  # [head, key_pos, d_model]
     f_norm = f.norm(dim=-1)

@@ -42,13 +42,28 @@ with guarded():
             show(content, "learned-position-similarity")
         with right:
             show(content, "learned-vs-sinusoidal-by-distance")
+    if "rotary-angles" in content.figures:
+        st.subheader("Rotary position embeddings: position as a rotation of q and k")
+        v = content.values
+        st.markdown(
+            f"{md(model.name)} adds nothing to the token for its position. Inside every attention layer it rotates each of the "
+            f"{v['rotary_pairs']} dimension pairs of q and k by the angle position × θᵢ, from a full turn every "
+            f"{v['fastest_turn']:.1f} positions to one every {v['slowest_turn']:,.0f}. Rotating q by its position m and k by n "
+            "leaves q·k depending on m − n only:"
+        )
+        st.latex(r"\theta_i = base^{-2i/d_{head}} \qquad (R_m q)\cdot(R_n k) = q \cdot R_{n-m}\, k")
+        left, right = st.columns(2)
+        with left:
+            show(content, "rotary-angles")
+        with right:
+            show(content, "rotary-by-distance")
 
-    st.subheader("Token embedding + position = what the first layer reads")
+    st.subheader("What the first layer reads")
     show_notices(content, "composition-cut")
-    if model.is_toy:
-        st.markdown(f"For the toy model (d_model = {model.d_model}, base {content.values['toy_pe_base']:g}), sentence {s.sentence + 1}:")
-    else:
-        st.markdown(f"{md(model.name)} learns its position vectors instead of computing them; sentence {s.sentence + 1}:")
+    v = content.values
+    st.markdown(f"{md(model.name)}: **{md(v['input_recipe'])}**, sentence {s.sentence + 1}.")
     show(content, "input-composition")
+    if v["plain_sum_difference"] > 1e-4:
+        st.caption(f"Token + position alone differs from what the first layer reads by up to {v['plain_sum_difference']:.2f}.")
 
 download_all("positional-encoding")

@@ -1,8 +1,11 @@
 import streamlit as st
 
-from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, md, open_head_box, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, key, md, open_head_box, page, page_content, show, show_notices, show_table
 from viz.content import attention_page
 from viz.content.attention import worked_example_content
+from viz.content.common import FULL_RESOLUTION
+
+COLOURS = {"fixed": "0 to 1 (comparable)", "own": "0 to the figure's largest weight"}
 
 context = page("Attention", ":material/grid_on:", (SENTENCE, ATTENTION, FIGURES))
 trace, s = context.trace, context.settings
@@ -14,8 +17,15 @@ st.markdown(
 )
 
 with guarded():
-    content = attention_page(s, trace)
+    content = page_content(attention_page, s, trace, model=context.model)
     d_k, head, labels, n = (content.values[name] for name in ("d_k", "head", "labels", "n_tokens"))
+    left, middle, right = st.columns(3)
+    left.radio("Colour of the weights", ["fixed", "own"], key=key("pattern_colour"), format_func=COLOURS.get, horizontal=True)
+    middle.toggle(f"Also hide {', '.join(f'“{md(t)}”' for t in content.values['sinks'])} and renormalise", key=key("sinks"))
+    if len(labels) > FULL_RESOLUTION:
+        right.selectbox(
+            "Focus window around", [-1, *range(len(labels))], key=key("focus"), format_func=lambda i: "the middle" if i < 0 else f"{i}: {labels[i]}"
+        )
     columns = st.columns(4)
     columns[0].latex(r"S = Q K^{\top}")
     columns[1].latex(r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if s.scaling else r"S' = S \;\text{(unscaled)}")
@@ -24,8 +34,9 @@ with guarded():
     for h in s.heads:
         show(content, f"stages-L{s.layer}-H{h}")
         show_notices(content, f"long-input-H{h}")
-        if f"pattern-L{s.layer}-H{h}" in content.figures:
-            show(content, f"pattern-L{s.layer}-H{h}")
+        for extra in ("focus", "renormalised"):
+            if f"{extra}-L{s.layer}-H{h}" in content.figures:
+                show(content, f"{extra}-L{s.layer}-H{h}")
         show_notices(content, f"fully-masked-H{h}")
 
     st.subheader("Why divide by √d_k?")
@@ -42,14 +53,23 @@ with guarded():
     show(content, f"row-stats-L{s.layer}-H{head}")
     st.page_link("pages/8_Scaling_lab.py", label="What would happen with d_k = 512? Try any d_k in the scaling lab", icon=":material/science:")
 
+    st.subheader("After the softmax: the values")
+    st.markdown(
+        "Each query row of **z = A · V** is the pattern's weighted average of the keys' value vectors. The heads' z are "
+        "laid side by side and multiplied by **W_O**: that is what the layer adds to each token."
+    )
+    for figure_id in [*(f"value-step-L{s.layer}-H{h}" for h in s.heads), f"output-step-L{s.layer}"]:
+        if figure_id in content.figures:
+            show(content, figure_id)
+
     st.subheader("A worked example")
     if n:
         left, right = st.columns(2)
         query = left.selectbox("Query token", range(n), index=min(n - 1, 2), format_func=lambda i: f"{i}: {labels[i]}", key="w_example_query")
-        key = right.selectbox("Key token", range(n), index=0, format_func=lambda i: f"{i}: {labels[i]}", key="w_example_key")
-        example = worked_example_content(s, trace, query, key)
+        key_token = right.selectbox("Key token", range(n), index=0, format_func=lambda i: f"{i}: {labels[i]}", key="w_example_key")
+        example = worked_example_content(s, trace, query, key_token)
         show_table(example, "worked-example")
-        st.caption(f"Head {head}, layer {s.layer}: “{md(labels[query])}” gives weight {example.values['weight']:.4f} to “{md(labels[key])}”.")
+        st.caption(f"Head {head}, layer {s.layer}: “{md(labels[query])}” gives weight {example.values['weight']:.4f} to “{md(labels[key_token])}”.")
     show_notices(content, "worked-example")
 
     st.subheader("Every head of every layer")

@@ -2,6 +2,7 @@ import streamlit as st
 
 from ui import ATTENTION, FIGURES, download_all, guarded, key, page, show, show_notices, show_table
 from viz.content import embeddings_page
+from viz.content.embeddings import hidden_state_name
 
 context = page("Embeddings", ":material/scatter_plot:", (ATTENTION, FIGURES))
 trace = context.trace
@@ -17,12 +18,11 @@ with guarded():
     left, middle, right = st.columns([1, 2, 2])
     left.text_input("Word to follow", key=key("target"))
     middle.text_input("Reference words (comma-separated)", key=key("references"))
-    layer_names = {-1: f"last ({trace.n_layers})", 0: "0 (input: embedding + position)"}
     right.select_slider(
-        "Contextual embedding after layer",
+        "Contextual embedding",
         options=list(range(-1, trace.n_layers + 1)),
         key=key("embedding_layer"),
-        format_func=lambda layer: layer_names.get(layer, str(layer)),
+        format_func=lambda index: f"the last ({hidden_state_name(trace.n_layers)})" if index == -1 else hidden_state_name(index),
     )
     st.text_input("Sense of the word in each sentence (comma-separated, in order; blank = none)", key=key("senses"), placeholder="river, money")
     content = embeddings_page(context.settings, trace, context.model.name, context.model.tokenizer)

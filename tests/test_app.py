@@ -39,7 +39,7 @@ def test_every_page_draws_from_the_entry_point_what_its_page_function_gives(capl
     expected = {
         "pages/1_Tokens.py": tokens_page(settings, trace, model),
         "pages/2_Positional_encoding.py": positional_page(settings, trace, model),
-        "pages/3_Attention.py": attention_page(settings, trace),
+        "pages/3_Attention.py": attention_page(settings, trace, model=model),
         "pages/4_Embeddings.py": embeddings_page(settings, trace, model.name),
     }
     with caplog.at_level(logging.ERROR, logger="attention_viz"):
@@ -117,7 +117,10 @@ def test_switching_to_a_pretrained_model():
     np.testing.assert_allclose(np.nansum(pattern, axis=1), 1, atol=1e-5)
     assert at.sidebar.slider(key="w_layer").max == 5
     at.sidebar.selectbox(key="w_mask").set_value("causal+padding").run()
-    assert any("What-if" in c.value.replace("\\", "") for c in at.caption)
+    badge = [m.value.replace("\\", "") for m in at.markdown if "what-if" in m.value.replace("\\", "")]
+    assert badge and "mask causal+padding (model: padding)" in badge[0]
+    at.button(key="back_to_own").click().run()  # one click back to the model's own settings
+    assert not [m for m in at.markdown if "what-if" in m.value.replace("\\", "")] and at.sidebar.selectbox(key="w_mask").value == "model"
     for path in PAGES:  # every page draws with a pretrained model too
         on_page(at, path)
         assert not at.error, (path, [e.value for e in at.error])
@@ -210,7 +213,7 @@ def test_next_token_page_lists_probabilities_that_follow_the_temperature():
     at.select_slider(key="w_sampling_temperature").set_value(0.3).run()
     cold = decode(next(t for t in charts(at)[0]["data"] if t["type"] == "bar")["x"])
     assert cold[0] > warm[0]  # a lower temperature sharpens the distribution
-    last = heatmaps(chart_titled(at, ["Attention of the last token"]))["last query"]
+    last = heatmaps(chart_titled(at, ["Attention of", "every head"]))["last query"]
     assert last.shape == (8, 9)  # 2 layers × 4 heads, 9 tokens
     np.testing.assert_allclose(last.sum(axis=1), 1, atol=1e-5)
 

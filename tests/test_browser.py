@@ -5,6 +5,7 @@ PNG and SVG, and saves a screenshot of every page in artifacts/screenshots/.
 """
 
 import io
+import re
 import os
 import xml.etree.ElementTree as ElementTree
 
@@ -97,6 +98,7 @@ def test_type_toggle_download_and_screenshot_every_page(server, page, tmp_path):
     png_download.value.save_as(png)
     assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert Image.open(io.BytesIO(png.read_bytes())).size[0] >= 1000
+    assert re.fullmatch(r"stages-l0-h0-toy-[0-9a-f]{7}\.png", png_download.value.suggested_filename)  # model and settings in the name
 
     with page.expect_download(timeout=90_000) as svg_download:
         page.get_by_role("button", name="SVG").first.click()

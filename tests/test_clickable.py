@@ -42,5 +42,5 @@ def test_overview_tiles_name_their_layer_and_head():
     index = 2 * 5 + 4  # layer 2, head 4
     selection = {"points": [{"curve_number": len(fig.data) - 1, "point_index": index, "x": targets.x[index], "y": targets.y[index]}]}
     assert clicked_tile(selection, fig) == (2, 4)
-    meta = fig.layout.meta
+    meta = fig.data[0].meta
     assert targets.x[index] == 4 * (meta["panel_cols"] + meta["gap"]) + (meta["panel_cols"] - 1) / 2

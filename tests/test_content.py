@@ -49,6 +49,8 @@ def test_attention_page_ids_and_the_scaled_panel_is_raw_over_root_d_head(toy):
     assert set(content.figures) == {
         "stages-L1-H2",
         "stages-L1-H0",
+        "value-step-L1-H2",
+        "value-step-L1-H0",
         "softmax-scaled-L1-H2",
         "softmax-unscaled-L1-H2",
         "row-stats-L1-H2",
@@ -166,11 +168,12 @@ def test_next_token_page_follows_the_sampling_temperature(toy):
     assert warm.values["uniform_entropy"] == pytest.approx(math.log2(toy.tokenizer.d_vocab))
 
 
-def test_pretrained_display_is_recomputed_from_its_own_q_and_k(tiny_model_dir):
+def test_pretrained_display_runs_through_the_whole_model(tiny_model_dir):
     model = load_model(str(tiny_model_dir("bert")))
     settings = Settings(text="the man sat on the river bank", mask="causal+padding", temperature=2.0)
     trace = run_model(model, settings.sentences, settings.display)
-    assert trace.model_mask.name == "padding" and trace.mask.name == "causal+padding" and trace.temperature == 2.0
+    assert trace.model_mask.name == "causal+padding" and trace.mask.name == "causal+padding" and trace.temperature == 2.0
+    assert trace.what_ifs == ["mask causal+padding (model: padding)", "temperature 2"]
     pattern = stage_panels(attention_page(settings, trace).figures["stages-L0-H0"])[3]
     assert np.isnan(pattern[np.triu(np.ones(pattern.shape, dtype=bool), k=1)]).all()
 
@@ -205,6 +208,63 @@ def test_guarded_keeps_the_page_and_logs_the_traceback(caplog):
     records = [r for r in caplog.records if r.name == "attention_viz"]
     assert len(records) == 1 and records[0].exc_info[0] is KeyError
     assert "KeyError" in caplog.text and "Traceback" in caplog.text
+
+
+def test_attention_titles_follow_the_state(toy):
+    settings = Settings(text="The cat sat on the mat.", layer=0, heads=(1,), mask="causal", hidden=(1,), scaling=False, temperature=2.0)
+    trace = run_model(toy, settings.sentences, settings.display)
+    figure = attention_page(settings, trace).figures["stages-L0-H1"]
+    panel_titles = [a.text.split("<br>")[0] for a in figure.layout.annotations]
+    assert panel_titles == ["raw Q·Kᵀ", "no scaling (÷ 1)", "masked: causal + 1 hidden", "softmax(· ÷ T), T = 2"]
+    assert figure.layout.title.text == "toy · layer 0 · head 1 · mask causal · hidden “ cat” · scaling off · T = 2"  # the toy BPE token keeps its space
+    on = run_model(toy, settings.sentences, Settings(text=settings.text).display)
+    assert attention_page(Settings(text=settings.text, heads=(1,)), on).figures["stages-L0-H1"].layout.annotations[1].text.startswith("÷ √d_k = ÷ √32 = ÷ ")
+    raw, scaled = (t for t in figure.data if t.type == "heatmap" and t.name in ("raw Q·Kᵀ", "÷ √d_k"))
+    assert raw.coloraxis == scaled.coloraxis  # one scale for raw and scaled
+
+
+def test_attention_page_value_step_is_the_models_own_and_output_step_uses_its_w_o(toy):
+    settings = Settings(text="The cat sat on the mat.", layer=1, heads=(2,))
+    trace = run_model(toy, settings.sentences, settings.display)
+    content = attention_page(settings, trace, model=toy)
+    stages = trace.stages(1)
+    value = heatmaps(content.figures["value-step-L1-H2"])
+    np.testing.assert_allclose(value["z"], stages.z[0, 2].numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(value["V"], trace.v[1, 0, 2].numpy(), rtol=1e-5, atol=1e-6)
+    output = heatmaps(content.figures["output-step-L1"])
+    w_o, b_o = toy.output_projection(1)
+    np.testing.assert_allclose(output["output"], output["concatenated z"] @ w_o.numpy() + b_o.numpy(), rtol=1e-4, atol=1e-5)
+    d = trace.d_head
+    np.testing.assert_allclose(output["concatenated z"][:, 2 * d : 3 * d], stages.z[0, 2].numpy(), rtol=1e-5, atol=1e-6)  # head 2's columns
+
+
+def test_pattern_colour_and_the_renormalised_sink_view(toy):
+    settings = Settings(text="The cat sat on the mat.", heads=(0,), pattern_colour="own", sinks=True)
+    trace = run_model(toy, settings.sentences, settings.display)
+    content = attention_page(settings, trace)
+    stages = content.figures["stages-L0-H0"]
+    top = np.nanmax(heatmaps(stages)["softmax"])
+    assert stages.layout.coloraxis2.cmax == pytest.approx(top, rel=1e-6)
+    view = content.figures["renormalised-L0-H0"]
+    assert "“ the” hidden, each row renormalised" in view.layout.title.text  # the toy BPE token keeps its space
+    shown = next(iter(heatmaps(view).values()))
+    pattern = trace.stages(0).pattern[0, 0].numpy()
+    expected = pattern[:, 1:] / pattern[:, 1:].sum(axis=1, keepdims=True)
+    masked = ~trace.stages(0).mask[0, 0].numpy()[:, 1:]  # causal: later keys stay gaps
+    np.testing.assert_allclose(shown, np.where(masked, np.nan, expected), rtol=1e-5, atol=1e-6)
+    assert from_query({"pcol": "own", "sinks": "1", "focus": "40"})[0] == Settings(pattern_colour="own", sinks=True, focus=40)
+    assert from_query({"pcol": "loud"})[1]  # a bad value falls back, with a notice
+
+
+def test_long_input_gets_a_focus_window_around_the_chosen_token(toy):
+    words = ("the fisherman sat by the river bank and watched the water " * 20).split()[:150]
+    settings = Settings(text=" ".join(words), focus=100)
+    trace = run_model(toy, settings.sentences, settings.display)
+    content = attention_page(settings, trace)
+    focus = content.figures["focus-L0-H0"]
+    window = [t for t in focus.data if t.type == "heatmap"][1]
+    assert window.meta["query_positions"] == list(range(80, 120))
+    assert f"{trace.tokens[0][100].text}" in focus.layout.xaxis2.ticktext
 
 
 def test_scaling_lab_spread_grows_as_root_d_k_and_the_undivided_softmax_saturates():

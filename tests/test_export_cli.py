@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -45,7 +46,11 @@ def test_command_line_writes_every_format_and_the_manifest(tmp_path):
     assert result.returncode == 0, result.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["settings"]["layer"] == 1 and manifest["settings"]["heads"] == [2]
-    assert manifest["settings"]["mask"] == "causal"
+    assert manifest["settings"]["mask"] == "causal" and manifest["settings"]["formats"] == ["png", "svg", "html", "csv"]
+    assert manifest["model"] == "toy" and manifest["sentences"] == ["The cat sat on the mat.", "A man on the river bank."]
+    assert manifest["link"].startswith("http://localhost:8501/Attention?") and "layer=1" in manifest["link"] and "heads=2" in manifest["link"]
+    assert manifest["settings"]["pattern_colour"] == "fixed" and manifest["settings"]["scaling"] is True  # every setting
+    assert "value-step-L1-H2" in [f["id"] for f in manifest["figures"]] and "output-step-L1" in [f["id"] for f in manifest["figures"]]
     ids = [f["id"] for f in manifest["figures"]]
     assert "stages-L1-H2" in ids and "overview-all-heads" in ids and "tokens-s1" in ids and "pe-matrix" in ids
     written = {p.name for p in out.iterdir()}
@@ -54,18 +59,21 @@ def test_command_line_writes_every_format_and_the_manifest(tmp_path):
     assert list(tmp_path.iterdir()) == [out]  # nothing written beside the output folder
     stages = next(f for f in manifest["figures"] if f["id"] == "stages-L1-H2")
     assert stages["title"] == "toy · layer 1 · head 2 · mask causal"
-    assert sorted(stages["files"]) == ["stages-l1-h2.csv", "stages-l1-h2.html", "stages-l1-h2.png", "stages-l1-h2.svg"]
+    stem = stages["files"][0].rsplit(".", 1)[0]
+    assert re.fullmatch(r"stages-l1-h2-toy-[0-9a-f]{7}", stem)  # the model and a hash of the settings
+    assert sorted(stages["files"]) == [f"{stem}.{ext}" for ext in ("csv", "html", "png", "svg")]
 
-    png = (out / "stages-l1-h2.png").read_bytes()
+    png = (out / f"{stem}.png").read_bytes()
     assert png.startswith(PNG_SIGNATURE)
     width, height = Image.open(io.BytesIO(png)).size
     assert width >= 1000 and height >= 400  # 2× scale
-    root = ElementTree.fromstring((out / "stages-l1-h2.svg").read_bytes())
+    root = ElementTree.fromstring((out / f"{stem}.svg").read_bytes())
     assert root.tag.endswith("svg")
-    html = (out / "stages-l1-h2.html").read_text()
+    html = (out / f"{stem}.html").read_text()
     assert "Plotly.newPlot" in html and "<script src=\"http" not in html
-    table = pd.read_csv(out / "stages-l1-h2.csv")
+    table = pd.read_csv(out / f"{stem}.csv")
     assert list(table.columns) == ["stage", "layer", "head", "query_position", "query_token", "key_position", "key_token", "value"]
+    assert set(table.layer) == {1} and set(table["head"]) == {2}
     raw = table[table.stage == "scores_raw"]
     assert list(raw.key_token[:7]) == ["the", "cat", "sat", "on", "the", "mat", "."]
     softmax = table[table.stage == "pattern"].pivot(index="query_position", columns="key_position", values="value")
@@ -85,7 +93,7 @@ def test_bad_arguments_give_a_message_not_a_traceback(tmp_path, capsys):
 def test_csv_only_and_print_theme(tmp_path):
     assert main(["--text", "The cat sat.", "--out", str(tmp_path), "--formats", "csv", "--print-theme"]) == 0
     assert {p.suffix for p in tmp_path.iterdir()} == {".csv", ".json"}
-    stages = pd.read_csv(tmp_path / "stages-l0-h0.csv")
+    stages = pd.read_csv(next(tmp_path.glob("stages-l0-h0-toy-*.csv")))
     assert list(stages.query_token.unique()) == ["the", "cat", "sat", "."]
 
 

@@ -265,10 +265,10 @@ def test_stage_titles_follow_the_state():
     assert on["pattern"] == "softmax"
     off = viz.stage_titles(divisor=1.0, d_head=64, temperature=2.0, mask_name="none", hidden=("[CLS]",))
     assert off["scores_scaled"] == "no scaling (÷ 1)"
-    assert off["scores_masked"] == "masked: hidden [CLS]"
+    assert off["scores_masked"] == "masked: 1 hidden"
     assert off["pattern"] == "softmax(· ÷ T), T = 2"
     both = viz.stage_titles(divisor=4.0, d_head=16, mask_name="causal+padding", hidden=("the", "cat"))
-    assert both["scores_masked"] == "masked: causal+padding + hidden the, cat"
+    assert both["scores_masked"] == "masked: causal+padding + 2 hidden"
     data, mask = stages()
     fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t", titles=off)
     assert fig.layout.annotations[1].text.startswith("no scaling (÷ 1)<br>")
@@ -372,7 +372,7 @@ def test_heads_overview_small():
     assert list(fig.layout.yaxis.ticktext) == ["embed", "final"]
     assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)
     z = np.asarray(heatmaps(fig)[0].z)
-    gap = fig.data[0].meta["gap"]
+    gap = fig.layout.meta["gap"]
     assert np.isnan(z[:, 5 : 5 + gap]).all()  # a gap between the panels of head 0 and head 1
 
 
@@ -548,13 +548,15 @@ def test_sense_layers_figure_draws_same_and_other_sense_per_layer():
     fig = viz.sense_layers_figure(by_layer, title="bank")
     assert [t.name for t in fig.data] == ["same sense", "other sense"]
     assert list(fig.data[0].y) == [1.0, 0.9, 0.7] and list(fig.data[1].y) == [1.0, 0.88, 0.2]
-    assert list(fig.layout.xaxis.ticktext) == ["static", "input (0)", "layer 1"]
+    assert list(fig.layout.xaxis.ticktext) == ["static", "input", "after layer 0"]
 
 
 def test_trajectory_figure():
     fig = viz.trajectory_figure({"bank (river)": [(0, 0), (1, 1), (2, 1)], "bank (money)": [(0, 0), (-1, 0)]}, title="Across layers")
     assert [t.name for t in fig.data] == ["bank (river)", "bank (money)"]
-    assert list(fig.data[0].text) == ["0", "1", "2"]
+    assert list(fig.data[0].text) == ["static", "input", "L0"]
+    assert list(fig.data[0].customdata) == ["static embedding", "model input (before layer 0)", "after layer 0"]
+    assert list(fig.data[1].text) == ["", "input"]  # the shared static point is labelled once
     assert list(fig.data[0].x) == [0, 1, 2]
     assert "lines" in fig.data[0].mode and "markers" in fig.data[0].mode
     assert fig.layout.yaxis.scaleanchor == "x"

@@ -293,6 +293,24 @@ def test_figures_zip_without_chromium_skips_static_files(monkeypatch):
     assert [f["files"] for f in manifest["figures"]] == [["a.html", "a.csv"], ["a-2.html", "a-2.csv"]]
 
 
+def test_zip_manifest_records_model_sentences_settings_and_link_and_names_carry_them():
+    about = viz.export.bundle.describe(
+        "toy", ["The cat sat.", "A bank."], {"layer": 1, "heads": [0, 2], "mask": "causal"}, link="http://localhost:8501/Attention?layer=1"
+    )
+    archive = zipfile.ZipFile(io.BytesIO(viz.export.figures_zip({"Attention / L0": small_heatmap()}, formats=("csv",), about=about)))
+    manifest = json.loads(archive.read("manifest.json"))
+    assert manifest["model"] == "toy" and manifest["sentences"] == ["The cat sat.", "A bank."]
+    assert manifest["settings"] == {"layer": 1, "heads": [0, 2], "mask": "causal"}
+    assert manifest["link"] == "http://localhost:8501/Attention?layer=1"
+    (name,) = manifest["figures"][0]["files"]
+    assert re.fullmatch(r"attention-l0-toy-[0-9a-f]{7}\.csv", name) and name in archive.namelist()
+    other = viz.export.bundle.describe("toy", ["The cat sat.", "A bank."], {"layer": 1, "heads": [0, 2], "mask": "none"})
+    again = viz.export.bundle.describe("toy", ["The cat sat.", "A bank."], {"mask": "causal", "heads": [0, 2], "layer": 1})
+    names = [viz.export.bundle.archive_name("Attention", a) for a in (about, other, again)]
+    assert names[0] != names[1] and names[0] == names[2]  # another setting, another name; the same view, the same name
+    assert re.fullmatch(r"attention-toy-[0-9a-f]{7}\.zip", names[0])
+
+
 def test_figures_zip_rejects_unknown_format():
     with pytest.raises(ValueError, match="pdf"):
         viz.export.figures_zip({"a": small_heatmap()}, formats=("pdf",))

@@ -2,13 +2,14 @@
 
 import streamlit as st
 
+from ui.content_cache import page_content
 from ui.figures import download_all, show_figure, start_view
 from ui.lesson_view import active_lesson, lesson_box
 from ui.heads import open_clicked_head
 from ui.layout import open_head_box, show, show_notices, show_table
 from ui.style import stylesheet
 from ui.text import md
-from ui.view import PageContext, apply_settings, guarded, key, sidebar
+from ui.view import PageContext, apply_settings, guarded, key, presentation_bar, sidebar
 
 SENTENCE, ATTENTION, FIGURES = "sentence", "attention", "figures"  # sidebar controls a page asks for
 
@@ -32,7 +33,6 @@ def page(title: str, icon: str, controls: tuple[str, ...] = ()) -> PageContext:
     `controls`: the sidebar controls this page uses besides sentences and model (SENTENCE, ATTENTION, FIGURES).
     """
     st.set_page_config(page_title=f"{title} · Attention, step by step", page_icon=icon, layout="wide")
-    stylesheet()
     start_view()
     with st.sidebar:
         for path, label, nav_icon in PAGES:
@@ -41,12 +41,16 @@ def page(title: str, icon: str, controls: tuple[str, ...] = ()) -> PageContext:
     lesson = active_lesson({label: path for path, label, _ in PAGES}.get(title, "app.py"))
     beside_question = lesson.controls if lesson is not None and ATTENTION in controls else ()
     context = sidebar(frozenset(controls), beside_question)
+    stylesheet(context.settings.presenting)
+    if context.settings.presenting:
+        presentation_bar()
     if lesson is not None:
         lesson_box(lesson, context, beside_question)
     return context
 
 
 __all__ = [
+    "page_content",
     "PAGES",
     "ATTENTION",
     "FIGURES",

@@ -1,24 +1,64 @@
-"""The app's stylesheet: a sidebar wide enough for full model names, and a print stylesheet for handouts."""
+"""The app's stylesheets: a sidebar wide enough for full model names, a print stylesheet for handouts,
+and presentation mode (large fonts, no sidebar, one figure per screen, arrow keys move between figures)."""
 
 from __future__ import annotations
 
 import streamlit as st
+import streamlit.components.v1 as components
 
 CSS = """
 <style>
 section[data-testid="stSidebar"] { min-width: 22rem; }
+@page { size: A4 landscape; margin: 10mm; }
 @media print {
   section[data-testid="stSidebar"], header[data-testid="stHeader"], [data-testid="stToolbar"],
   [data-testid="stSidebarCollapsedControl"], [data-testid="stDownloadButton"], [data-testid="stButton"],
-  [data-testid="stElementToolbar"], .modebar-container, [data-testid="stPageLink"], [data-testid="stDecoration"]
+  [data-testid="stElementToolbar"], .modebar-container, [data-testid="stPageLink"], [data-testid="stDecoration"],
+  [data-testid="stBaseButton-secondary"], [data-testid="stBaseButton-primary"], iframe
   { display: none !important; }
   [data-testid="stMain"], [data-testid="stAppViewContainer"] { margin-left: 0 !important; width: 100% !important; }
   [data-testid="stMainBlockContainer"] { max-width: 100% !important; padding: 0.5rem 1rem !important; }
-  [data-testid="stPlotlyChart"] { break-inside: avoid; }
+  [data-testid="stPlotlyChart"] { break-inside: avoid; zoom: 0.85; }  /* a figure drawn for the screen fits the page */
 }
 </style>
 """
 
+PRESENTING = """
+<style>
+section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stDownloadButton"] { display: none !important; }
+html, [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.45rem !important; }
+h1 { font-size: 3.2rem !important; }
+[data-testid="stPlotlyChart"] { min-height: 88vh; scroll-margin-top: 70px; }
+</style>
+"""
 
-def stylesheet() -> None:
+# Arrow keys, Page Up/Down and space move from one figure to the next (the component frame runs on the
+# app's own origin, so it may listen on the page and scroll it).
+KEYS = """
+<script>
+const doc = window.parent.document;
+if (!doc.presentationKeys) {
+  doc.presentationKeys = true;
+  doc.addEventListener("keydown", (event) => {
+    const forward = ["ArrowRight", "ArrowDown", "PageDown", " "].includes(event.key);
+    const back = ["ArrowLeft", "ArrowUp", "PageUp"].includes(event.key);
+    if (!forward && !back) return;
+    if (["INPUT", "TEXTAREA"].includes(event.target.tagName)) return;
+    const charts = [...doc.querySelectorAll('[data-testid="stPlotlyChart"]')];
+    if (!charts.length) return;
+    const tops = charts.map((c) => c.getBoundingClientRect().top);
+    let index = forward ? tops.findIndex((t) => t > 80) : tops.map((t) => t < 60).lastIndexOf(true);
+    if (index < 0) index = forward ? charts.length - 1 : 0;
+    charts[index].scrollIntoView({ behavior: "smooth", block: "start" });
+    event.preventDefault();
+  });
+}
+</script>
+"""
+
+
+def stylesheet(presenting: bool = False) -> None:
     st.html(CSS)
+    if presenting:
+        st.html(PRESENTING)
+        components.html(KEYS, height=0)

@@ -26,7 +26,6 @@ from viz.content.settings import (
     from_query,
     model_allowed,
     run_model,
-    shown_as,
     to_query,
 )
 
@@ -53,7 +52,7 @@ def cached_model(name: str, tok: str) -> TracedModel:
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def cached_run(name: str, tokenizer: str, texts: tuple[str, ...], display: AttentionDisplay) -> Trace:
-    """One run of a model (a pretrained model always gets the model's own display: it runs as trained)."""
+    """One run of a model under a display (mask, hidden keys, scaling, temperature, ablated heads)."""
     return run_model(cached_model(name, tokenizer), texts, display)
 
 
@@ -68,12 +67,12 @@ class PageContext:
 
 def get_trace(settings: Settings, model: TracedModel) -> Trace:
     display, texts = settings.display, tuple(settings.sentences)
+    # heads of another model (kept in a link or from before a model switch) are dropped, with a notice, by clamp_to_model
+    ablate = tuple((layer, head) for layer, head in display.ablate if layer < model.n_layers and head < model.n_heads)
+    display = replace(display, ablate=ablate)
     if settings.model == SESSION_MODEL:  # trained in this session: not shared, and fast to run
         return run_model(model, texts, display)
-    tokenizer = _tokenizer_key(settings)
-    if model.is_toy:
-        return cached_run(settings.model, tokenizer, texts, display)
-    return shown_as(cached_run(settings.model, tokenizer, texts, AttentionDisplay()), model, display)
+    return cached_run(settings.model, _tokenizer_key(settings), texts, display)
 
 
 def _initial_settings() -> Settings:
@@ -139,7 +138,8 @@ def _load(settings: Settings, notices: list[str]) -> tuple[Settings, TracedModel
         notices.append("No model has been trained in this session yet (see the Train page); using the toy model.")
         settings = replace(settings, model="toy")
     try:
-        with st.spinner(f"Loading {settings.model} (once per server)…"):
+        first_load = " The first load de-quantises its weights: about a minute." if settings.model == "smollm2" else ""
+        with st.spinner(f"Loading {settings.model} (once per server).{first_load}"):
             return settings, cached_model(settings.model, _tokenizer_key(settings))
     except ModelLoadError as error:
         st.error(md(error), icon="⚠️")
@@ -167,7 +167,8 @@ def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] =
     except InputError as error:
         problem = error
     if trace is not None:
-        settings, more = clamp_to_model(settings, model.n_layers, model.n_heads, trace.input_ids.shape[1], len(trace.texts))
+        lengths = [len(tokens) for tokens in trace.tokens]
+        settings, more = clamp_to_model(settings, model.n_layers, model.n_heads, trace.input_ids.shape[1], len(trace.texts), lengths)
         notices += more + trace.notices
     _put(settings)
 
@@ -212,6 +213,7 @@ def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] =
         side.selectbox("Sentence shown", list(range(len(trace.texts))), key=key("sentence"), format_func=lambda i: f"{i + 1}: {trace.texts[i]}")
     if "attention" in controls:
         _attention_controls(side, settings, model, trace, elsewhere)
+    side.toggle("Presentation mode", key=key("presenting"), help="Large fonts, no sidebar, one figure per screen; arrow keys move between figures.")
     if "figures" in controls:
         side.divider()
         side.radio("Figure theme", ["screen", "print"], key=key("theme"), horizontal=True)
@@ -221,16 +223,43 @@ def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] =
     st.query_params.from_dict(to_query(settings))
     for notice in dict.fromkeys(notices):
         st.info(md(notice), icon="ℹ️")
-    if trace.what_if and "attention" in controls:
-        st.caption(md(trace.what_if))
+    if trace.what_ifs:
+        what_if_badge(trace)
     return PageContext(settings, model, trace)
+
+
+def back_to_the_models_own() -> None:
+    """Mask, hidden keys, scaling, temperature and ablations back to the model's own (one click)."""
+    own = AttentionDisplay()
+    st.session_state[key("mask")] = own.mask
+    st.session_state[key("hidden")] = []
+    st.session_state[key("scaling")] = own.scaling
+    st.session_state[key("temperature")] = own.temperature
+    st.session_state[key("ablate")] = []
+
+
+def what_if_badge(trace: Trace) -> None:
+    """The run differs from the model's own: say how, on every page, with one click back."""
+    left, right = st.columns([3, 1], vertical_alignment="center")
+    left.badge(md("what-if: " + "; ".join(trace.what_ifs)), icon=":material/science:", color="orange")
+    right.button("Model's own settings", on_click=back_to_the_models_own, key="back_to_own", help="Run the model as it was trained")
+
+
+def _stop_presenting() -> None:
+    st.session_state[key("presenting")] = False
+
+
+def presentation_bar() -> None:
+    """In presentation mode (no sidebar): the way out, and how to move."""
+    st.button("Exit presentation", key="stop_presenting", on_click=_stop_presenting)
+    st.caption("Arrow keys or Page Up / Page Down move from one figure to the next.")
 
 
 def _reset_temperature() -> None:
     st.session_state[key("temperature")] = 1.0
 
 
-ATTENTION_CONTROLS = ("layer", "heads", "mask", "hidden", "scaling", "temperature")
+ATTENTION_CONTROLS = ("layer", "heads", "mask", "hidden", "scaling", "temperature", "ablate")
 
 
 def draw_control(name: str, where, settings: Settings, model: TracedModel, trace: Trace) -> None:
@@ -265,6 +294,14 @@ def draw_control(name: str, where, settings: Settings, model: TracedModel, trace
             help="A log scale: T = 1 (the model's own softmax) sits in the middle.",
         )
         right.button("T = 1", on_click=_reset_temperature, key="reset_temperature", help="Back to the model's own softmax")
+    elif name == "ablate":
+        where.multiselect(
+            "Ablate heads",
+            [(layer, head) for layer in range(model.n_layers) for head in range(model.n_heads)],
+            key=key("ablate"),
+            format_func=lambda pair: f"layer {pair[0]} head {pair[1]}",
+            help="Zero these heads' output before the output projection: the whole model then runs without them.",
+        )
     else:
         raise ValueError(f"unknown control {name!r}")
 
@@ -276,10 +313,6 @@ def _attention_controls(side, settings: Settings, model: TracedModel, trace: Tra
     for name in ATTENTION_CONTROLS:
         if name not in elsewhere:
             draw_control(name, side, settings, model, trace)
-    if not model.is_toy:
-        side.caption(
-            "A pretrained model runs as it was trained; a different mask, scaling or temperature is recomputed from its own Q and K for the layer shown."
-        )
 
 
 @contextmanager

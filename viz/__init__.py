@@ -9,12 +9,16 @@ Modules: ``labels`` (safe token labels); attention figures in ``heatmap``
 (heatmap primitives, one matrix), ``stages`` (scores to pattern side by side,
 row statistics) and ``overview`` (every head as small multiples);
 ``positional``, ``embeddings``, ``tokens``, ``prediction`` (figures);
+``focus`` (a window of a long input beside the whole; sink tokens hidden and
+rows renormalised), ``values`` (z = pattern · V, the heads concatenated, W_O);
+``placement`` (point labels that do not collide);
 ``theme`` (colours, print theme); ``export`` (a package: PNG/SVG, HTML, CSV,
 zip and folder; also the command line ``python -m viz.export``, whose code is
 ``cli``). The figures, tables and notices of each page come from ``viz.content``.
 """
 
-from .heatmap import attention_heatmap, downsample
+from .focus import focus_figure, focus_range, renormalised_figure, renormalised_without
+from .heatmap import attention_heatmap, downsample, weight_scale
 from .overview import heads_overview
 from .stages import row_entropy, row_stats_figure, stage_titles, stages_figure
 from .embeddings import projection_figure, sense_layers_figure, trajectory_figure
@@ -28,6 +32,7 @@ from .positional import (
 )
 from .theme import DIVERGING, SEQUENTIAL, apply_print_theme
 from .tokens import tokens_figure
+from .values import output_step_figure, value_step_figure
 
 __all__ = [
     "DIVERGING",
@@ -35,14 +40,19 @@ __all__ = [
     "apply_print_theme",
     "attention_heatmap",
     "downsample",
+    "focus_figure",
+    "focus_range",
     "heads_overview",
     "input_composition_figure",
+    "output_step_figure",
     "pe_curves",
     "pe_heatmap",
     "position_labels",
     "position_similarity_heatmap",
     "projection_figure",
     "sense_layers_figure",
+    "renormalised_figure",
+    "renormalised_without",
     "row_entropy",
     "row_stats_figure",
     "safe_label",
@@ -52,4 +62,6 @@ __all__ = [
     "tick_axis",
     "tokens_figure",
     "trajectory_figure",
+    "value_step_figure",
+    "weight_scale",
 ]

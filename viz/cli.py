@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
+from urllib.parse import urlencode
+from dataclasses import asdict, replace
 from pathlib import Path
 
-from viz.export.bundle import FORMATS, check_formats, write_folder
+from viz.export.bundle import FORMATS, check_formats, describe, write_folder
 from viz.theme import apply_print_theme
 
 
@@ -25,15 +26,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", required=True, type=Path, help="folder to write into (created if needed)")
     parser.add_argument("--layer", type=int, default=0)
     parser.add_argument("--head", type=int, action="append", help="head to draw (repeat; default 0)")
-    parser.add_argument("--sentence", type=int, default=0, help="which sentence of the batch (0-based)")
+    parser.add_argument("--sentence", type=int, default=1, help="which sentence of the batch (counted from 1)")
     parser.add_argument("--mask", default=None, help="none, causal, padding, causal+padding (default: the model's own)")
     parser.add_argument("--no-scale", action="store_true", help="do not divide by √d_k")
+    parser.add_argument("--hide", type=int, action="append", default=[], help="key position hidden from every query (repeat)")
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--target", default="bank", help="word followed on the embedding figures")
     parser.add_argument("--refs", default="river,water,money,deposit", help="reference words, comma-separated")
     parser.add_argument("--formats", default=",".join(FORMATS), help="comma-separated subset of png,svg,html,csv")
     parser.add_argument("--png-scale", type=float, default=2.0, help="PNG resolution multiplier (2 = 192 dpi)")
     parser.add_argument("--print-theme", action="store_true", help="white background, large fonts")
+    parser.add_argument("--pattern-colour", default="fixed", choices=["fixed", "own"], help="weights coloured 0 to 1, or 0 to each figure's maximum")
+    parser.add_argument("--sinks", action="store_true", help="also draw each pattern with the first token, [CLS] and [SEP] hidden, rows renormalised")
+    parser.add_argument("--focus", type=int, default=-1, help="inputs over 128 tokens: the position the focus window is centred on")
+    parser.add_argument("--app", default="http://localhost:8501", help="the app's address, for the manifest's link back to the view")
     return parser.parse_args(argv)
 
 
@@ -42,7 +48,7 @@ def build_figures(args: argparse.Namespace):
     returns (figures by id, settings, notices)."""
     from model import load_model
     from viz.content import attention_page, embeddings_page, positional_page, run_model, tokens_page
-    from viz.content.settings import PE_LIMIT, Settings
+    from viz.content.settings import PE_LIMIT, Settings, to_query
 
     model = load_model(args.model, tokenizer=args.tokenizer) if args.model == "toy-random" else load_model(args.model)
     settings = Settings(
@@ -52,10 +58,14 @@ def build_figures(args: argparse.Namespace):
         layer=args.layer,
         heads=tuple(args.head or [0]),
         mask=args.mask or "model",
+        hidden=tuple(args.hide),
         scaling=not args.no_scale,
         temperature=args.temperature,
         target=args.target,
         references=args.refs,
+        pattern_colour=args.pattern_colour,
+        sinks=args.sinks,
+        focus=args.focus,
     )
     trace = run_model(model, args.text, settings.display)
     if not 0 <= args.layer < trace.n_layers:
@@ -65,32 +75,29 @@ def build_figures(args: argparse.Namespace):
     n_positions = max(trace.input_ids.shape[1], 2)
     settings = replace(
         settings,
-        sentence=args.sentence if 0 <= args.sentence < len(trace.texts) else 0,
+        sentence=args.sentence - 1 if 1 <= args.sentence <= len(trace.texts) else 0,
         pe_positions=min(n_positions, PE_LIMIT),
         pe_d_model=min(model.d_model, PE_LIMIT),
     )
 
     figures = dict(tokens_page(settings, trace, model, tokenizers={}).figures)
     for head in settings.heads:  # the page draws the scaling comparison for its first head; slides get every head's
-        figures.update(attention_page(replace(settings, heads=(head,)), trace, overview=False).figures)
+        figures.update(attention_page(replace(settings, heads=(head,)), trace, overview=False, model=model).figures)
     figures["overview-all-heads"] = attention_page(settings, trace).figures["overview-all-heads"]
     positional = positional_page(settings, trace, model, dimensions=[0, 1]).figures
     figures.update({k: v for k, v in positional.items() if k.startswith("pe-")})
     figures.update(embeddings_page(settings, trace, model.name).figures)
     manifest_settings = dict(
+        asdict(settings),
         texts=trace.texts,
         model=model.name,
         tokenizer=model.tokenizer.label,
-        layer=settings.layer,
         heads=list(settings.heads),
-        sentence=settings.sentence,
         mask=trace.mask.name,
-        scale=trace.scale,
-        temperature=trace.temperature,
-        target=args.target,
-        references=list(settings.reference_words),
-        what_if=trace.what_if,
+        what_if="; ".join(trace.what_ifs) or None,
+        link=f"{args.app.rstrip('/')}/Attention?{urlencode(to_query(settings))}",
     )
+    manifest_settings.pop("text")
     return figures, manifest_settings, trace.notices
 
 
@@ -110,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {notice}", file=sys.stderr)
     if args.print_theme:
         figures = {figure_id: apply_print_theme(figure) for figure_id, figure in figures.items()}
-    manifest = write_folder(figures, args.out, formats=formats, png_scale=args.png_scale, settings=settings)
+    every = dict(settings, formats=list(formats), png_scale=args.png_scale, print_theme=args.print_theme)
+    about = describe(every.pop("model"), every.pop("texts"), every, every.pop("link"))
+    manifest = write_folder(figures, args.out, formats=formats, png_scale=args.png_scale, about=about)
     for note in manifest["notes"]:
         print(f"note: {note}", file=sys.stderr)
     print(f"wrote {len(manifest['figures'])} figures to {args.out}")

@@ -46,7 +46,7 @@ def add_cell_targets(fig: go.Figure, n_query: int, n_key: int, *, xaxis: str = "
 
 def add_tile_targets(fig: go.Figure) -> None:
     """Make every tile of a `heads_overview` figure clickable (one marker as large as the tile)."""
-    meta = fig.layout.meta
+    meta = fig.data[0].meta  # the tiled heatmap carries its panel layout
     rows, cols, gap = meta["panel_rows"], meta["panel_cols"], meta["gap"]
     layers, heads = np.meshgrid(np.arange(meta["n_layers"]), np.arange(meta["n_heads"]), indexing="ij")
     x = heads.ravel() * (cols + gap) + (cols - 1) / 2

@@ -17,8 +17,10 @@ import plotly.graph_objects as go
 
 from ._common import nothing_to_draw
 from .labels import safe_label
+from .placement import LABELLED, place_point_labels
 from .theme import PALETTE, SCREEN_TEMPLATE
 
+STEP_NAMES = {"static": "static embedding", "input": "model input (before layer 0)"}
 SYMBOLS = ("circle", "diamond", "square", "triangle-up", "cross", "star")
 
 
@@ -259,7 +261,7 @@ def sense_layers_figure(by_layer: list[dict], *, title: str) -> go.Figure:
     """
     if not by_layer:
         return nothing_to_draw(title, "give the sense of the word in at least two sentences of two senses")
-    names = [("static" if b["layer"] == "static" else "input (0)" if b["layer"] == 0 else f"layer {b['layer']}") for b in by_layer]
+    names = [("static" if b["layer"] == "static" else "input" if b["layer"] == 0 else f"after layer {b['layer'] - 1}") for b in by_layer]
     x = list(range(len(by_layer)))
     fig = go.Figure()
     for key, name, colour, dash in (("same", "same sense", PALETTE[0], "solid"), ("other", "other sense", PALETTE[5], "dash")):
@@ -289,14 +291,16 @@ def sense_layers_figure(by_layer: list[dict], *, title: str) -> go.Figure:
 def trajectory_figure(tracks: dict[str, list[tuple[float, float]]], *, title: str) -> go.Figure:
     """Paths of tokens through the layers, one line per token.
 
-    ``tracks`` maps a label to its ``(x, y)`` point after each layer (index 0
-    first, usually the embedding). Markers carry the layer number, so the
-    reader can follow where in the network a token's meaning moves.
+    ``tracks`` maps a label to its ``(x, y)`` points: the static embedding,
+    the model input, then the output of each layer. Markers are named
+    "static", "input", "L0", "L1", … (layers count from 0), so the reader can
+    follow where in the network a token's meaning moves.
     """
     if not tracks:
         return nothing_to_draw(title, "the word occurs in none of the sentences")
     fig = go.Figure()
     for index, (label, points) in enumerate(tracks.items()):
+        steps = ["static", "input", *(f"L{layer}" for layer in range(len(points) - 2))][: len(points)]
         name = safe_label(label)
         colour = PALETTE[index % len(PALETTE)]
         fig.add_trace(
@@ -305,12 +309,14 @@ def trajectory_figure(tracks: dict[str, list[tuple[float, float]]], *, title: st
                 y=[float(y) for _, y in points],
                 mode="lines+markers+text",
                 name=name,
-                text=[str(layer) for layer in range(len(points))],
+                text=steps,
+                customdata=[STEP_NAMES.get(step, f"after layer {step[1:]}") for step in steps],
                 textposition="top center",
                 textfont=dict(size=11, color=colour),
                 line=dict(color=colour, width=2),
                 marker=dict(size=9, color=colour),
-                hovertemplate="%{fullData.name}<br>layer %{text}<br>(%{x:.3f}, %{y:.3f})<extra></extra>",
+                hovertemplate="%{fullData.name}<br>%{customdata}<br>(%{x:.3f}, %{y:.3f})<extra></extra>",
+                meta=dict(role=LABELLED, labels=steps),
             )
         )
-    return _equal_axes(fig, title)
+    return place_point_labels(_equal_axes(fig, title))

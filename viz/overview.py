@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ._common import as_float32, check_labels, nothing_to_draw
-from .heatmap import block_edges, downsample
+from .heatmap import block_edges, downsample, weight_scale
 from .labels import position_labels
 from .theme import SCREEN_TEMPLATE, SEQUENTIAL
 
@@ -20,12 +20,13 @@ def heads_overview(
     layer_names=None,
     masked=None,
     title: str = "Attention patterns of every head",
+    pattern_colour: str = "fixed",
 ) -> go.Figure:
     """Small multiples of every head's pattern: rows are layers, columns heads.
 
     ``patterns`` is ``[n_layers, n_heads, query_pos, key_pos]``. The panels are tiled into one
     heatmap (one trace, so a 6 × 12 grid builds and draws fast), separated by gaps, all on one
-    colour scale fixed to [0, 1], so a bright cell means the same weight everywhere. Panels larger
+    colour scale (0 to 1, or to the largest weight with ``pattern_colour="own"``), so a bright cell means the same weight everywhere. Panels larger
     than ``max_cells`` per side are reduced by block averaging (see ``downsample``): 6 × 12 heads
     at 512 tokens are sent as 32 × 32 blocks each (48 × 48 for four heads or fewer). The x axis names the heads, the y axis the layers
     (``layer_names`` if given); hover gives the weight. ``masked`` (``[query_pos, key_pos]``) turns
@@ -53,6 +54,7 @@ def heads_overview(
     query_starts = [int(p) for p in block_edges(n_query, max_cells)[:-1]]  # first position of each row block
     key_starts = [int(p) for p in block_edges(n_key, max_cells)[:-1]]
     gap = max(1, round(0.12 * max(rows, cols)))
+    low, high, bar = weight_scale(values, colour=pattern_colour)
 
     height, width = n_layers * (rows + gap) - gap, n_heads * (cols + gap) - gap
     row_names = [str(name) for name in layer_names] if layer_names is not None else [f"L{layer}" for layer in range(n_layers)]
@@ -107,15 +109,17 @@ def heads_overview(
         template=SCREEN_TEMPLATE,
         title=dict(text=title),
         plot_bgcolor="white",
-        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=1.0, colorbar=dict(title=dict(text="weight"))),
+        margin=dict(t=140),  # the title, then the head names and their axis title on top
+        coloraxis=dict(colorscale=SEQUENTIAL, cmin=low, cmax=high, colorbar=dict(title=dict(text=bar, side="right"))),
         height=OVERVIEW_MARGIN + n_layers * _panel_height(n_heads),
+        meta=dict(panel_rows=rows, panel_cols=cols, gap=gap, n_layers=n_layers, n_heads=n_heads),
     )
     return fig
 
 
 def overview_panel(fig: go.Figure, layer: int, head: int) -> np.ndarray:
     """The panel of one head cut back out of a `heads_overview` figure: `[query, key]` (or blocks)."""
-    meta = fig.data[0].meta
+    meta = fig.layout.meta
     rows, cols, gap = meta["panel_rows"], meta["panel_cols"], meta["gap"]
     z = np.asarray(fig.data[0].z, dtype=np.float32)
     top, left = layer * (rows + gap), head * (cols + gap)

@@ -32,7 +32,7 @@ def _unit_heatmap(values: np.ndarray, colorbar_title: str, hover: str) -> go.Hea
         zmin=-1.0,
         zmax=1.0,
         zmid=0.0,
-        colorbar=dict(title=dict(text=colorbar_title)),
+        colorbar=dict(title=dict(text=colorbar_title, side="right")),
         hovertemplate=hover + "<extra></extra>",
     )
 
@@ -230,6 +230,6 @@ def input_composition_figure(
     fig.update_layout(
         template=SCREEN_TEMPLATE,
         title=dict(text=title),
-        coloraxis=dict(colorscale=DIVERGING, cmin=low, cmax=high, cmid=0.0, colorbar=dict(title=dict(text="value"))),
+        coloraxis=dict(colorscale=DIVERGING, cmin=low, cmax=high, cmid=0.0, colorbar=dict(title=dict(text="value", side="right"))),
     )
     return fig

@@ -49,7 +49,7 @@ def last_row_figure(rows, key_labels: list[str], row_labels: list[str], *, title
             colorscale=SEQUENTIAL,
             zmin=0,
             zmax=1,
-            colorbar=dict(title=dict(text="weight")),
+            colorbar=dict(title=dict(text="weight", side="right")),
             hoverongaps=False,
             name="last query",
         )

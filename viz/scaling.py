@@ -38,13 +38,15 @@ def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_
         )
     )
     marks = [(d_k, "chosen d_k", PALETTE[3])] + ([(model_d_k, "the model's d_k", PALETTE[4])] if model_d_k else [])
-    for value, label, colour in marks:
-        fig.add_vline(x=value, line=dict(color=colour, width=2), annotation_text=f"{label} = {value}", annotation_position="top left")
+    for value, label, colour in marks:  # the line in data units; its label, an annotation, in log10 units on a log axis
+        fig.add_vline(x=value, line=dict(color=colour, width=2))
+        fig.add_annotation(x=math.log10(value), y=1, yref="paper", yanchor="bottom", xanchor="right", text=f"{label} = {value}", showarrow=False)
+    powers = [2**p for p in range(0, 11, 2)]  # 1, 4, 16, … 1024
     fig.update_layout(
         template=SCREEN_TEMPLATE,
         title=dict(text=title),
-        xaxis=dict(title="d_k (size of one head)", type="log"),
-        yaxis=dict(title="standard deviation of the score", type="log"),
+        xaxis=dict(title="d_k (size of one head)", type="log", tickvals=powers, ticktext=[str(p) for p in powers]),
+        yaxis=dict(title="standard deviation of the score", type="log", tickvals=[0.5, 1, 2, 4, 8, 16, 32], ticktext=["0.5", "1", "2", "4", "8", "16", "32"]),
         legend=dict(orientation="h", yanchor="bottom", y=-0.35),
         height=460,
     )

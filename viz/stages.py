@@ -27,15 +27,16 @@ STAGES_HEIGHT = 460
 
 
 def stage_titles(*, divisor: float, d_head: int, temperature: float = 1.0, mask_name: str = "none", hidden: tuple[str, ...] = ()) -> dict[str, str]:
-    """Panel titles that say what was done: the divisor used (or that scaling is off), which mask,
-    which hidden keys, and the softmax temperature when it is not 1."""
+    """Panel titles that say what was done: the divisor used (or that scaling is off), which mask and
+    how many hidden keys (the figure's title names them), and the softmax temperature when it is not 1."""
     if divisor == 1.0:
         scaled = "no scaling (÷ 1)"
     else:
         scaled = f"÷ √d_k = ÷ √{d_head} = ÷ {divisor:.3g}"
-    masked = "masked: nothing" if mask_name == "none" and not hidden else f"masked: {mask_name}"
+    parts = [] if mask_name == "none" else [mask_name]
     if hidden:
-        masked = ("masked: " if mask_name == "none" else masked + " + ") + "hidden " + ", ".join(hidden)
+        parts.append(f"{len(hidden)} hidden")
+    masked = "masked: " + (" + ".join(parts) or "nothing")
     softmax = "softmax" if temperature == 1.0 else f"softmax(· ÷ T), T = {temperature:g}"
     return {"scores_raw": "raw Q·Kᵀ", "scores_scaled": scaled, "scores_masked": masked, "pattern": softmax}
 
@@ -123,7 +124,7 @@ def stages_figure(
                 value_name="weight" if is_pattern else "score",
                 coloraxis="coloraxis2" if is_pattern else "coloraxis",
                 with_tokens=with_tokens,
-                name=names[key],
+                name=STAGE_TITLES[key],
                 cells=dict(stage=key, layer=layer, head=head),
                 positions=positions,
             ),

@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 
 from ._common import is_decoration
 from .labels import short_label, tick_positions
+from .placement import place_point_labels
 
 SEQUENTIAL = "Viridis"
 DIVERGING = "RdBu_r"
@@ -145,6 +146,7 @@ def apply_print_theme(fig: go.Figure) -> go.Figure:
         axis.tickfont = dict(size=PRINT_TICK_SIZE, color="black")
         axis.title.font = dict(size=PRINT_FONT_SIZE, color="black")
 
+    place_point_labels(out, PRINT_FONT_SIZE)
     for trace in out.data:
         if is_decoration(trace):
             continue

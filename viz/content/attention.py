@@ -9,49 +9,166 @@ import plotly.graph_objects as go
 from model.attention import worked_example
 from viz.content.common import FULL_RESOLUTION, fit, sentence_labels
 from viz.content.page import PageContent
-from viz.heatmap import attention_heatmap
+from viz.focus import focus_figure, renormalised_figure
+from viz.heatmap import attention_heatmap, weight_scale
 from viz.labels import safe_label
 from viz.overview import heads_overview
-from viz.stages import row_stats_figure, stages_figure
+from viz.stages import row_stats_figure, stage_titles, stages_figure
+from viz.values import output_step_figure, value_step_figure
 
 STAGE_NAMES = ("scores_raw", "scores_scaled", "scores_masked", "pattern")
 
 
-def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None) -> go.Figure:
-    """The four stages of one head side by side, masked cells as gaps (block means beyond 128 tokens)."""
+def sink_positions(trace, sentence: int) -> list[int]:
+    """The keys a sink-heavy head piles its weight on: the first token and any special token ([CLS], [SEP], <s>)."""
+    tokens = trace.tokens[sentence]
+    return sorted({0, *(p for p, t in enumerate(tokens) if t.kind == "special")}) if tokens else []
+
+
+def state_note(trace, labels: list[str]) -> str:
+    """What the figures show beyond the model's plain forward pass, for their titles: hidden keys,
+    scaling off, temperature, and "what-if" when the model ran otherwise."""
+    parts = []
+    if trace.mask.hidden_keys:
+        parts.append("hidden " + ", ".join(f"“{safe_label(labels[p])}”" for p in trace.mask.hidden_keys if p < len(labels)))
+    if not trace.scale:
+        parts.append("scaling off")
+    if trace.temperature != 1.0:
+        parts.append(f"T = {trace.temperature:g}")
+    if trace.what_if:
+        parts.append("what-if")
+    return "".join(f" · {part}" for part in parts)
+
+
+def head_title(trace, layer: int, head: int, labels: list[str]) -> str:
+    return f"{safe_label(trace.model_name)} · layer {layer} · head {head} · mask {trace.mask.name}{state_note(trace, labels)}"
+
+
+def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed", focus: int | None = None) -> go.Figure:
+    """The four stages of one head side by side, masked cells as gaps (block means beyond 128 tokens).
+
+    Panel titles follow the state: the divisor used (or "no scaling"), the mask and hidden keys, the
+    temperature. Raw and scaled scores share one colour scale."""
     stages = stages if stages is not None else trace.stages(layer)
     labels = sentence_labels(trace, sentence)
-    matrices, labels, hidden, block = fit(
+    titles = stage_titles(
+        divisor=float(stages.scale),
+        d_head=trace.d_head,
+        temperature=float(stages.temperature),
+        mask_name=trace.mask.name,
+        hidden=tuple(f"“{safe_label(labels[p])}”" for p in trace.mask.hidden_keys if p < len(labels)),
+    )
+    title = head_title(trace, layer, head, labels)
+    matrices, shown_labels, hidden, block = fit(
         {name: getattr(stages, name)[sentence, head].numpy() for name in STAGE_NAMES}, labels, ~stages.mask[sentence, head].numpy()
     )
-    note = f" · means of {block}×{block} blocks" if block > 1 else ""
+    positions = None
+    if block > 1:
+        title += f" · means of {block}×{block} blocks"
+        starts = [int(p) for p in np.linspace(0, len(labels), len(shown_labels) + 1).astype(int)[:-1]]
+        positions = (starts, starts)
+    keep = (focus, focus) if focus is not None and block == 1 else (None, None)
     return stages_figure(
         matrices,
-        labels,
-        labels,
+        shown_labels,
+        shown_labels,
         masked=hidden,
-        title=f"{safe_label(trace.model_name)} · layer {layer} · head {head} · mask {trace.mask.name}{note}",
+        title=title,
+        titles=titles,
+        pattern_colour=pattern_colour,
+        layer=layer,
+        head=head,
+        positions=positions,
+        keep=keep,
     )
 
 
-def pattern_of_head(trace, sentence: int, layer: int, head: int, stages=None) -> go.Figure:
-    """One head's softmax pattern at full resolution (for inputs too long for side-by-side panels)."""
+def pattern_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> go.Figure:
+    """One head's softmax pattern at full resolution, every token."""
     stages = stages if stages is not None else trace.stages(layer)
     labels = sentence_labels(trace, sentence)
+    pattern, hidden = stages.pattern[sentence, head].numpy(), ~stages.mask[sentence, head].numpy()
+    low, high, bar = weight_scale(np.where(hidden, np.nan, pattern), colour=pattern_colour)
     return attention_heatmap(
+        pattern,
+        labels,
+        labels,
+        title=head_title(trace, layer, head, labels) + ": softmax pattern",
+        colorbar_title=bar,
+        masked=hidden,
+        zmin=low,
+        zmax=high,
+        cells=dict(stage="pattern", layer=layer, head=head),
+    )
+
+
+def focus_of_head(trace, sentence: int, layer: int, head: int, centre: int, stages=None, *, pattern_colour: str = "fixed") -> go.Figure:
+    """For long inputs: 40 tokens around `centre` at full resolution, beside the whole pattern."""
+    stages = stages if stages is not None else trace.stages(layer)
+    labels = sentence_labels(trace, sentence)
+    return focus_figure(
+        stages.pattern[sentence, head].numpy(),
+        labels,
+        centre=centre,
+        masked=~stages.mask[sentence, head].numpy(),
+        title=head_title(trace, layer, head, labels) + ": focus window",
+        pattern_colour=pattern_colour,
+        cells=dict(layer=layer, head=head),
+    )
+
+
+def renormalised_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> go.Figure:
+    """The pattern with the first token, [CLS] and [SEP] hidden and every row renormalised (a view)."""
+    stages = stages if stages is not None else trace.stages(layer)
+    labels = sentence_labels(trace, sentence)
+    return renormalised_figure(
         stages.pattern[sentence, head].numpy(),
         labels,
         labels,
-        title=f"{safe_label(trace.model_name)} · layer {layer} · head {head}: softmax pattern, every token",
-        colorbar_title="weight",
+        hidden=sink_positions(trace, sentence),
         masked=~stages.mask[sentence, head].numpy(),
-        zmin=0,
-        zmax=1,
+        title=head_title(trace, layer, head, labels),
+        pattern_colour=pattern_colour,
+        cells=dict(layer=layer, head=head),
     )
 
 
-def scaling_figures(trace, sentence: int, layer: int, head: int) -> dict[str, go.Figure]:
-    """The softmax with and without 1/√d_k, and how peaked each row is in both."""
+def value_step_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> go.Figure:
+    """z = pattern · V for one head (the model's own z)."""
+    stages = stages if stages is not None else trace.stages(layer)
+    labels = sentence_labels(trace, sentence)
+    return value_step_figure(
+        stages.pattern[sentence, head].numpy(),
+        trace.v[layer, sentence, head].numpy(),
+        stages.z[sentence, head].numpy(),
+        labels,
+        layer=layer,
+        head=head,
+        masked=~stages.mask[sentence, head].numpy(),
+        title=head_title(trace, layer, head, labels) + ": z = pattern · V",
+        pattern_colour=pattern_colour,
+    )
+
+
+def output_step(trace, model, sentence: int, layer: int, heads: list[int], stages=None) -> go.Figure:
+    """Every head's z side by side, the layer's W_O, and the model's own attention output."""
+    stages = stages if stages is not None else trace.stages(layer)
+    labels = sentence_labels(trace, sentence)
+    w_o, _ = model.output_projection(layer)
+    output = model.attention_output(layer, stages.z[sentence : sentence + 1])[0]  # [pos, d_model]
+    return output_step_figure(
+        stages.z[sentence].numpy(),
+        w_o.numpy(),
+        output.numpy(),
+        labels,
+        heads=heads,
+        layer=layer,
+        title=f"{safe_label(trace.model_name)} · layer {layer}{state_note(trace, labels)}: heads side by side · W_O",
+    )
+
+
+def scaling_figures(trace, sentence: int, layer: int, head: int, *, pattern_colour: str = "fixed") -> dict[str, go.Figure]:
+    """The softmax with and without 1/√d_k on one colour scale, and how peaked each row is in both."""
     labels = sentence_labels(trace, sentence)
     scaled = trace.stages(layer, scale=True).pattern[sentence, head].numpy()
     unscaled = trace.stages(layer, scale=False).pattern[sentence, head].numpy()
@@ -59,28 +176,44 @@ def scaling_figures(trace, sentence: int, layer: int, head: int) -> dict[str, go
     stats = row_stats_figure(scaled, unscaled, labels, masked=hidden)
     shown, block_labels, block_hidden, block = fit({"pattern": scaled, "unscaled": unscaled}, labels, hidden)
     note = f" · means of {block}×{block} blocks" if block > 1 else ""
-    common = dict(colorbar_title="weight", masked=block_hidden, zmin=0, zmax=1, max_hover_cells=4096)
+    low, high, bar = weight_scale(np.where(hidden, np.nan, scaled), np.where(hidden, np.nan, unscaled), colour=pattern_colour)
+    common = dict(colorbar_title=bar, masked=block_hidden, zmin=low, zmax=high, max_hover_cells=4096, height=520)  # two side by side
+    state = state_note(trace, labels).replace(" · scaling off", "")
+    temperature = f" ÷ {trace.temperature:g}" if trace.temperature != 1.0 else ""
     return {
         f"softmax-scaled-L{layer}-H{head}": attention_heatmap(
-            shown["pattern"], block_labels, block_labels, title=f"softmax(QKᵀ/√{trace.d_head}) · layer {layer} · head {head}{note}", **common
+            shown["pattern"],
+            block_labels,
+            block_labels,
+            title=f"softmax(QKᵀ/√{trace.d_head}{temperature}) · layer {layer} · head {head}{state}{note}",
+            cells=dict(stage="pattern scaled", layer=layer, head=head),
+            **common,
         ),
         f"softmax-unscaled-L{layer}-H{head}": attention_heatmap(
             np.where(block_hidden, np.nan, shown["unscaled"]),
             block_labels,
             block_labels,
-            title=f"softmax(QKᵀ), no scaling · layer {layer} · head {head}{note}",
+            title=f"softmax(QKᵀ{temperature}), no scaling · layer {layer} · head {head}{state}{note}",
+            cells=dict(stage="pattern unscaled", layer=layer, head=head),
             **common,
         ),
         f"row-stats-L{layer}-H{head}": stats,
     }
 
 
-def overview_figure(trace, sentence: int) -> go.Figure:
+def overview_figure(trace, sentence: int, *, pattern_colour: str = "fixed") -> go.Figure:
     """Every head of every layer as small multiples (downsampled for long inputs)."""
     labels = sentence_labels(trace, sentence)
     patterns = np.stack([trace.stages(layer).pattern[sentence].numpy() for layer in range(trace.n_layers)])
     hidden = ~trace.attend()[sentence, 0].numpy()
-    return heads_overview(patterns, labels, labels, masked=hidden, title=f"{safe_label(trace.model_name)}: attention patterns of every head")
+    return heads_overview(
+        patterns,
+        labels,
+        labels,
+        masked=hidden,
+        pattern_colour=pattern_colour,
+        title=f"{safe_label(trace.model_name)}: attention patterns of every head{state_note(trace, labels)}",
+    )
 
 
 def worked_example_table(step: dict, scaling: bool) -> pd.DataFrame:
@@ -115,34 +248,45 @@ def worked_example_content(settings, trace, query: int | None = None, key: int |
     return content
 
 
-def attention_page(settings, trace, query: int | None = None, key: int | None = None, overview: bool = True) -> PageContent:
-    """Figures `stages-L{l}-H{h}` (and `pattern-L{l}-H{h}` beyond 128 tokens) for each chosen head;
-    `softmax-scaled-…`, `softmax-unscaled-…`, `row-stats-…` for the first head; `overview-all-heads`;
-    table `worked-example` for one query and key (default: token 2 and token 0) of the first head."""
+def attention_page(settings, trace, query: int | None = None, key: int | None = None, overview: bool = True, model=None) -> PageContent:
+    """Figures, for each chosen head: `stages-L{l}-H{h}`, `value-step-L{l}-H{h}` (z = pattern · V),
+    `focus-L{l}-H{h}` beyond 128 tokens (a window around `settings.focus` beside the whole input),
+    `renormalised-L{l}-H{h}` when `settings.sinks`; `output-step-L{l}` (heads concatenated · W_O,
+    given the `model`); `softmax-scaled-…`, `softmax-unscaled-…`, `row-stats-…` for the first head;
+    `overview-all-heads`; table `worked-example` for one query and key (default: token 2 and token 0)."""
     content = PageContent()
     b, layer, heads = settings.sentence, settings.layer, list(settings.heads) or [0]
+    colour = settings.pattern_colour
     stages = trace.stages(layer)
     labels = sentence_labels(trace, b)
     n = len(trace.tokens[b])
-    content.values.update(d_k=trace.d_head, layer=layer, heads=heads, head=heads[0], labels=labels, n_tokens=n)
+    centre = min(settings.focus, len(labels) - 1) if settings.focus >= 0 else len(labels) // 2
+    content.values.update(d_k=trace.d_head, layer=layer, heads=heads, head=heads[0], labels=labels, n_tokens=n, focus=centre)
+    content.values["sinks"] = [labels[p] for p in sink_positions(trace, b)]
     long_input = len(labels) > FULL_RESOLUTION
     for head in heads:
-        content.figures[f"stages-L{layer}-H{head}"] = stages_of_head(trace, b, layer, head, stages)
+        content.figures[f"stages-L{layer}-H{head}"] = stages_of_head(trace, b, layer, head, stages, pattern_colour=colour, focus=centre)
         if long_input:
-            content.figures[f"pattern-L{layer}-H{head}"] = pattern_of_head(trace, b, layer, head, stages)
+            content.figures[f"focus-L{layer}-H{head}"] = focus_of_head(trace, b, layer, head, centre, stages, pattern_colour=colour)
             content.notice(
                 f"long-input-H{head}",
-                f"More than {FULL_RESOLUTION} tokens: the panels show means of blocks; the full-resolution pattern follows.",
+                f"More than {FULL_RESOLUTION} tokens: the panels show means of blocks; the focus window below shows every token around the one chosen.",
                 "caption",
             )
+        if settings.sinks:
+            content.figures[f"renormalised-L{layer}-H{head}"] = renormalised_of_head(trace, b, layer, head, stages, pattern_colour=colour)
         if bool(stages.fully_masked_rows[b, head].any()):
             content.notice(f"fully-masked-H{head}", "Rows whose every key is masked attend to nothing: their weights are all 0 (no NaN).", "caption")
-    content.figures.update(scaling_figures(trace, b, layer, heads[0]))
+    content.figures.update(scaling_figures(trace, b, layer, heads[0], pattern_colour=colour))
+    for head in heads:
+        content.figures[f"value-step-L{layer}-H{head}"] = value_step_of_head(trace, b, layer, head, stages, pattern_colour=colour)
+    if model is not None and hasattr(model, "attention_output"):
+        content.figures[f"output-step-L{layer}"] = output_step(trace, model, b, layer, heads, stages)
     worked = worked_example_content(settings, trace, query, key, stages)
     content.tables.update(worked.tables)
     content.notices += worked.notices
     content.values.update(worked.values)
     if overview:
-        content.figures["overview-all-heads"] = overview_figure(trace, b)
+        content.figures["overview-all-heads"] = overview_figure(trace, b, pattern_colour=colour)
     content.values["head_options"] = [(lay, h) for lay in range(trace.n_layers) for h in range(trace.n_heads)]
     return content

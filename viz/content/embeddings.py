@@ -14,6 +14,14 @@ from viz.embeddings import projection_figure, sense_layers_figure, trajectory_fi
 from viz.labels import safe_label
 
 
+def hidden_state_name(index) -> str:
+    """A hidden state by what it is: index 0 is the model input, index k the output of layer k − 1
+    (layers count from 0); "static" stays "static"."""
+    if not isinstance(index, int):
+        return str(index)
+    return "the model input" if index == 0 else f"after layer {index - 1}"
+
+
 def embedding_figures(projection, model_name: str) -> dict[str, go.Figure]:
     """The occurrences on a PCA plane (senses as groups, arrows from the static point), the per-layer
     same-sense / other-sense similarity when senses are given, and the trajectory through the layers."""
@@ -26,7 +34,7 @@ def embedding_figures(projection, model_name: str) -> dict[str, go.Figure]:
         f"projection-{projection.target}-L{projection.layer}": projection_figure(
             projection.points,
             projection.arrows,
-            title=f"“{target}” after layer {projection.layer} ({model_name}): PC 1 {pc1:.0%}, PC 2 {pc2:.0%}{split}",
+            title=f"“{target}” {hidden_state_name(projection.layer)} ({model_name}): PC 1 {pc1:.0%}, PC 2 {pc2:.0%}{split}",
             centroids=projection.centroids,
         ),
     }
@@ -60,7 +68,7 @@ def what_it_sees(trace, target: str) -> str:
 def similarity_table(similarities: list[dict]) -> pd.DataFrame:
     """One row per layer and occurrence of the word, one column per word it is compared with."""
     table = pd.DataFrame(similarities, columns=["layer", "sentence", "occurrence", "word", "other", "cosine"])
-    table["layer"] = table["layer"].astype(str)
+    table["layer"] = [hidden_state_name(layer) for layer in table["layer"]]
     wide = table.pivot_table(index=["layer", "occurrence"], columns="other", values="cosine", sort=False)
     return wide.round(3)
 

@@ -11,17 +11,29 @@ from viz.labels import safe_label
 from viz.prediction import last_row_figure, next_token_figure
 
 
+def prediction_position(settings, trace) -> int:
+    """The position the page predicts at: the setting, or the sentence's last token (-1 or out of range)."""
+    n = len(trace.tokens[settings.sentence])
+    return settings.position if 0 <= settings.position < n else n - 1
+
+
 def next_token_page(settings, trace, model) -> PageContent:
-    """Figures `next-token` and `last-token-attention`, table `predictions`, values `entropy` and
-    `uniform_entropy` (bits). A model without a language-model head gives the notice `no-lm-head` only."""
+    """Figures `next-token` and `last-token-attention` (the attention of the chosen position), table
+    `predictions`, values `entropy`, `uniform_entropy` (bits), `position`, `token`, `head`. A model
+    without a language-model head gives the notice `no-lm-head` only.
+
+    A next-token head (the toy, SmolLM2, GPT-2 and Llama checkpoints) predicts after every token in
+    one pass, so any position can be shown; a masked-word head (a BERT checkpoint with one) says which
+    token it expects at the position."""
     content = PageContent()
-    if trace.last_logits is None:
+    if trace.logits is None and trace.last_logits is None:
         content.notice(
             "no-lm-head",
-            f"{model.name} has no language-model head here: the next-token view needs the toy model (trained or with random weights).",
+            f"{model.name} has no language-model head here. Predictions need a model with one: the toy model, SmolLM2, "
+            "a GPT-2 or Llama checkpoint with its head, or a BERT checkpoint with its masked-word head.",
         )
         return content
-    if not model.causal:
+    if model.is_toy and not model.causal:
         content.notice(
             "bidirectional",
             "This toy model is bidirectional: it was trained to fill in hidden words, so its prediction after the last "
@@ -29,11 +41,20 @@ def next_token_page(settings, trace, model) -> PageContent:
             "warning",
         )
     b, temperature, k = settings.sentence, settings.sampling_temperature, settings.top_k
-    prediction = trace.next_token(b, model.tokenizer.id_to_text, temperature=temperature, k=k)
+    position = prediction_position(settings, trace)
+    labels = sentence_labels(trace, b)[: len(trace.tokens[b])]
+    masked_head = trace.lm_head == "masked" and not model.is_toy
+    prediction = trace.prediction(b, position, model.tokenizer.id_to_text, temperature=temperature, k=k)
+    if masked_head:
+        heading = f"At position {position} (“{safe_label(labels[position])}”), the masked-word head of {safe_label(model.name)} (T = {temperature:g})"
+        content.notice(
+            "masked-head", "A masked-word head says which token it expects at a position (it reads both sides); it is made for [MASK] tokens.", "caption"
+        )
+    else:
+        shown = safe_label(trace.texts[b][: trace.tokens[b][position].end][-50:]) if trace.tokens[b][position].end else safe_label(labels[position])
+        heading = f"After “{shown}” ({safe_label(model.name)}, T = {temperature:g})"
     content.figures["next-token"] = next_token_figure(
-        prediction["tokens"],
-        prediction["probabilities"],
-        title=f"After “{safe_label(trace.texts[b][-50:])}” ({safe_label(model.name)}, T = {temperature:g}): the {k} most likely next tokens",
+        prediction["tokens"], prediction["probabilities"], title=f"{heading}: the {k} most likely {'tokens' if masked_head else 'next tokens'}"
     )
     content.tables["predictions"] = pd.DataFrame(
         {
@@ -45,13 +66,14 @@ def next_token_page(settings, trace, model) -> PageContent:
         }
     )
     d_vocab = model.tokenizer.d_vocab
-    content.values.update(entropy=prediction["entropy"], uniform_entropy=float(np.log2(d_vocab)), d_vocab=d_vocab)
+    content.values.update(
+        entropy=prediction["entropy"], uniform_entropy=float(np.log2(d_vocab)), d_vocab=d_vocab, position=position, head="masked" if masked_head else "next"
+    )
 
-    labels = sentence_labels(trace, b)[: len(trace.tokens[b])]
-    last = labels[-1]
-    position = len(labels) - 1
     rows = np.concatenate([trace.stages(layer).pattern[b, :, position, : len(labels)].numpy() for layer in range(trace.n_layers)])
     names = [f"L{layer} H{head}" for layer in range(trace.n_layers) for head in range(trace.n_heads)]
-    content.figures["last-token-attention"] = last_row_figure(rows, labels, names, title=f"Attention of the last token “{safe_label(last)}”, every head")
-    content.values["last_token"] = last
+    token = labels[position]
+    title = f"Attention of “{safe_label(token)}” (position {position}), every head"
+    content.figures["last-token-attention"] = last_row_figure(rows, labels, names, title=title)
+    content.values.update(last_token=token, token=token, labels=labels)
     return content

@@ -7,11 +7,15 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model import cosine_similarity_matrix, similarity_by_distance, sinusoidal_positional_encoding
+from model.positional import rotary_angles, rotary_dot_by_distance
 from viz.content.common import sentence_labels
 from viz.content.page import PageContent
 from viz.heatmap import downsample
 from viz.labels import safe_label
-from viz.positional import input_composition_figure, pe_curves, pe_heatmap, position_similarity_heatmap, similarity_by_distance_figure
+from viz.positional import pe_curves, pe_heatmap, position_similarity_heatmap, similarity_by_distance_figure
+from viz.rotary import input_recipe_figure, rotary_angle_heatmap, rotary_distance_figure
+
+TERM_NAMES = {"token": "token embedding", "position": "+ position", "token type": "+ token type"}
 
 COMPOSITION_TOKENS = 64  # rows of the token embedding + position figure
 SIMILARITY_CELLS = 256  # a position-similarity matrix larger than this per side is sent as block means
@@ -33,8 +37,10 @@ def similarity_figure(similarity, title: str) -> go.Figure:
 
 def positional_page(settings, trace, model, dimensions: list[int] | None = None) -> PageContent:
     """Figures `pe-matrix`, `pe-curves`, `pe-similarity`, `pe-similarity-by-distance`; for a pretrained
-    model `learned-position-similarity` and `learned-vs-sinusoidal-by-distance`; `input-composition`
-    for the sentence shown (its first 64 tokens)."""
+    model with learned positions `learned-position-similarity` and `learned-vs-sinusoidal-by-distance`;
+    for a rotary (Llama-family) model `rotary-angles` and `rotary-by-distance`; `input-composition`: the
+    model's own input recipe (toy: token + sinusoid; GPT-2: token + learned position; BERT: LayerNorm of
+    token + position + token type; Llama: token only) for the sentence shown (its first 64 tokens)."""
     content = PageContent()
     n, d, base = settings.pe_positions, settings.pe_d_model, settings.pe_base
     dimensions = default_dimensions(d) if dimensions is None else [dim for dim in dimensions if 0 <= dim < d]
@@ -46,7 +52,16 @@ def positional_page(settings, trace, model, dimensions: list[int] | None = None)
     content.figures["pe-curves"] = pe_curves(pe.numpy(), dimensions)
     content.figures["pe-similarity"] = similarity_figure(similarity.numpy(), "Sinusoidal: cosine similarity between positions")
     content.figures["pe-similarity-by-distance"] = similarity_by_distance_figure(distances.numpy(), means.numpy(), label=f"sinusoidal, base {base:g}")
-    if not model.is_toy:
+    if model.positional_kind == "rotary":
+        frequencies = model.rotary_inverse_frequencies()
+        angles = rotary_angles(n, frequencies)
+        content.figures["rotary-angles"] = rotary_angle_heatmap(
+            angles.numpy(), title=f"{safe_label(model.name)}: rotation angle of each dimension pair of q and k"
+        )
+        rotary_distances, dots = rotary_dot_by_distance(frequencies, n)
+        content.figures["rotary-by-distance"] = rotary_distance_figure(rotary_distances.numpy(), dots.numpy(), label=f"{model.name}: d_head {model.d_head}")
+        content.values.update(rotary_pairs=len(frequencies), fastest_turn=float(2 * np.pi / frequencies[0]), slowest_turn=float(2 * np.pi / frequencies[-1]))
+    elif not model.is_toy:
         learned = cosine_similarity_matrix(model.position_matrix(n))
         learned_distances, learned_means = similarity_by_distance(learned)
         content.figures["learned-position-similarity"] = similarity_figure(learned.numpy(), f"{safe_label(model.name)}: learned position embeddings")
@@ -62,7 +77,23 @@ def positional_page(settings, trace, model, dimensions: list[int] | None = None)
     if total > count:
         content.notice("composition-cut", f"The first {count} tokens of {total}.", "caption")
     labels = sentence_labels(trace, b)[:count]
-    content.figures["input-composition"] = input_composition_figure(trace.static_embeddings[b, :count].numpy(), trace.positional[:count].numpy(), labels)
+    recipe = model.input_recipe(trace.input_ids[b : b + 1, :count])
+    panels = []
+    for name, term in recipe.terms.items():
+        if term.dim() == 0:  # a scalar factor (Gemma's √d_model) is named in the result's panel
+            continue
+        panels.append((TERM_NAMES.get(name, name), (term[0] if term.dim() == 3 else term[:count]).detach().numpy()))
+    first_input = trace.hidden_states[0, b, :count]
+    layer_norm = recipe.formula.startswith("LayerNorm")
+    panels.append(("= LayerNorm(sum): first-layer input" if layer_norm else "= first-layer input", first_input.numpy()))
+    content.figures["input-composition"] = input_recipe_figure(
+        panels, labels, title=f"What the first layer of {safe_label(model.name)} reads: {recipe.formula}", separate_result=layer_norm
+    )
+    content.values.update(
+        input_recipe=recipe.formula,
+        recipe_difference=float((recipe.result[0] - first_input).abs().max()),
+        plain_sum_difference=float((trace.static_embeddings[b, :count] + trace.positional[:count] - first_input).abs().max()),
+    )
     if model.is_toy:
         content.values["toy_pe_base"] = float(model.module.config.pe_base)
     content.values["d_model"] = model.d_model

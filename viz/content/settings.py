@@ -22,6 +22,7 @@ BUILTIN_MODELS = {
     "toy-bidirectional-random": "Toy transformer, bidirectional, random weights (before training)",
     SESSION_MODEL: "Toy transformer you trained (this session)",
     "minilm": "all-MiniLM-L6-v2 (pretrained BERT, bundled, offline)",
+    "smollm2": "SmolLM2-135M-Instruct (pretrained Llama-style decoder, bundled, offline)",
     "distilbert-base-uncased": "DistilBERT base uncased (Hugging Face Hub)",
     "gpt2": "GPT-2 small (Hugging Face Hub)",
 }
@@ -72,11 +73,18 @@ class Settings:
     embedding_layer: int = -1  # embeddings page: the layer drawn as "contextual" (-1 = the last)
     sampling_temperature: float = 1.0  # next-token page
     top_k: int = 10  # next-token page: how many tokens to list
+    pattern_colour: str = "fixed"  # attention weights coloured 0 to 1 ("fixed") or 0 to the figure's own maximum ("own")
+    sinks: bool = False  # attention page: also show each pattern with the first token, [CLS] and [SEP] hidden, rows renormalised
+    focus: int = -1  # attention page, long inputs: the token the focus window is centred on (-1 = the middle)
+    ablate: tuple[tuple[int, int], ...] = ()  # (layer, head) pairs whose output is zeroed in the run
+    position: int = -1  # next-token page: the token after which the model predicts (-1 = the last)
     lab_d_k: int = 512  # scaling lab: the size of one head for the random q and k
+    presenting: bool = False  # presentation mode: large fonts, no sidebar, one figure per screen
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
         object.__setattr__(self, "hidden", tuple(self.hidden))
+        object.__setattr__(self, "ablate", tuple(sorted({(int(layer), int(head)) for layer, head in self.ablate})))
 
     @property
     def sentences(self) -> list[str]:
@@ -97,7 +105,7 @@ class Settings:
 
     @property
     def display(self) -> AttentionDisplay:
-        return AttentionDisplay(self.mask, self.hidden, self.scaling, self.temperature)
+        return AttentionDisplay(self.mask, self.hidden, self.scaling, self.temperature, self.ablate)
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,7 @@ class AttentionDisplay:
     hidden: tuple[int, ...] = ()
     scaling: bool = True
     temperature: float = 1.0
+    ablate: tuple[tuple[int, int], ...] = ()  # (layer, head) pairs zeroed before the output projection
 
     def __post_init__(self):
         if self.mask not in MASKS:
@@ -122,6 +131,10 @@ class AttentionDisplay:
             raise ValueError(f"hidden positions must be ≥ 0, got {hidden}")
         object.__setattr__(self, "hidden", hidden)
         object.__setattr__(self, "temperature", float(self.temperature))
+        ablate = tuple(sorted({(int(layer), int(head)) for layer, head in self.ablate}))
+        if any(layer < 0 or head < 0 for layer, head in ablate):
+            raise ValueError(f"ablated heads must be ≥ 0, got {ablate}")
+        object.__setattr__(self, "ablate", ablate)
 
     def mask_spec(self, model_mask: str) -> MaskSpec:
         """The mask to build, given the name of the model's own mask."""
@@ -129,7 +142,7 @@ class AttentionDisplay:
 
     @property
     def is_models_own(self) -> bool:
-        return self.mask == "model" and not self.hidden and self.scaling and self.temperature == 1.0
+        return self.mask == "model" and not self.hidden and self.scaling and self.temperature == 1.0 and not self.ablate
 
 
 def temperature_options(current: float) -> list[float]:
@@ -138,16 +151,15 @@ def temperature_options(current: float) -> list[float]:
 
 
 def run_model(model, texts, display: AttentionDisplay):
-    """The trace a page starts from. The toy model runs with the display's mask, scaling and
-    temperature; a pretrained model runs as trained, and the display is applied to its Q and K."""
+    """The trace a page starts from: every model (the toy and the pretrained ones alike) runs with the
+    display's mask, hidden keys, scaling, temperature and ablated heads through its whole forward pass."""
     mask = display.mask_spec(model.default_mask)
-    if model.is_toy:
-        return model.trace(list(texts), mask=mask, scale=display.scaling, temperature=display.temperature)
-    return shown_as(model.trace(list(texts)), model, display)
+    return model.trace(list(texts), mask=mask, scale=display.scaling, temperature=display.temperature, ablate=display.ablate)
 
 
 def shown_as(run, model, display: AttentionDisplay):
-    """A pretrained model's run (as trained) shown with another mask, scaling or temperature."""
+    """A run shown with another mask, scaling or temperature, recomputed from its Q and K for one layer
+    at a time (the benchmark's replay of the first version; the app runs `run_model` instead)."""
     return run.with_view(display.mask_spec(model.default_mask), display.scaling, display.temperature)
 
 
@@ -174,7 +186,13 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "embedding_layer": "elayer",
     "sampling_temperature": "ntemp",
     "top_k": "topk",
+    "pattern_colour": "pcol",
+    "sinks": "sinks",
+    "focus": "focus",
+    "ablate": "ablate",
+    "position": "pos",
     "lab_d_k": "dk",
+    "presenting": "present",
 }
 
 
@@ -182,6 +200,17 @@ def _int_list(value: str) -> tuple[int, ...]:
     if value.strip() == "":
         return ()
     return tuple(int(part) for part in value.split(","))
+
+
+def _head_list(value: str) -> tuple[tuple[int, int], ...]:
+    """ "1.2,0.3" → ((0, 3), (1, 2))."""
+    if value.strip() == "":
+        return ()
+    pairs = []
+    for part in value.split(","):
+        layer, head = part.split(".")
+        pairs.append((int(layer), int(head)))
+    return tuple(sorted(set(pairs)))
 
 
 def _bool(value: str) -> bool:
@@ -221,15 +250,24 @@ PARSERS = {
     "embedding_layer": int,
     "sampling_temperature": _temperature,
     "top_k": int,
+    "pattern_colour": str,
+    "sinks": _bool,
+    "focus": int,
+    "ablate": _head_list,
+    "position": int,
     "lab_d_k": int,
+    "presenting": _bool,
 }
-CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES}
+PATTERN_COLOURS = ("fixed", "own")
+CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES, "pattern_colour": PATTERN_COLOURS}
 RANGES = {
     "pe_positions": (2, PE_LIMIT),
     "pe_d_model": (2, PE_LIMIT),
     "sentence": (0, 10**6),
     "embedding_layer": (-1, 10**6),
     "top_k": (1, 50),
+    "focus": (-1, 10**6),
+    "position": (-1, 10**6),
     "lab_d_k": (1, 1024),
 }
 
@@ -258,6 +296,8 @@ def from_query(params: dict[str, str]) -> tuple[Settings, list[str]]:
                 raise ValueError(raw)
             if f.name in ("heads", "hidden") and any(v < 0 for v in value):
                 raise ValueError(raw)
+            if f.name == "ablate" and any(v < 0 for pair in value for v in pair):
+                raise ValueError(raw)
             if f.name == "model" and not (value.strip() and model_allowed(value.strip())):
                 raise ValueError(raw)
             if f.name == "text" and len(value) > MAX_TEXT_CHARS:
@@ -281,7 +321,9 @@ def to_query(settings: Settings) -> dict[str, str]:
     for name, value in asdict(settings).items():
         if value == defaults[name]:
             continue
-        if isinstance(value, (list, tuple)):
+        if name == "ablate":
+            text = ",".join(f"{layer}.{head}" for layer, head in value)
+        elif isinstance(value, (list, tuple)):
             text = ",".join(str(v) for v in value)
         elif isinstance(value, bool):
             text = "1" if value else "0"
@@ -291,7 +333,9 @@ def to_query(settings: Settings) -> dict[str, str]:
     return query
 
 
-def clamp_to_model(settings: Settings, n_layers: int, n_heads: int, n_pos: int, n_sentences: int) -> tuple[Settings, list[str]]:
+def clamp_to_model(
+    settings: Settings, n_layers: int, n_heads: int, n_pos: int, n_sentences: int, sentence_lengths: list[int] | None = None
+) -> tuple[Settings, list[str]]:
     """Keep layer, heads, hidden positions and the sentence index inside what the model and input have."""
     notices = []
     layer = settings.layer
@@ -309,7 +353,12 @@ def clamp_to_model(settings: Settings, n_layers: int, n_heads: int, n_pos: int, 
     if sentence != settings.sentence:
         notices.append(f"There is no sentence {settings.sentence + 1}; showing sentence 1.")
     embedding_layer = settings.embedding_layer if -1 <= settings.embedding_layer <= n_layers else -1
+    n_tokens = sentence_lengths[sentence] if sentence_lengths else n_pos
+    position = settings.position if -1 <= settings.position < n_tokens - 1 else -1  # -1: the last token
+    ablate = tuple(pair for pair in settings.ablate if 0 <= pair[0] < n_layers and 0 <= pair[1] < n_heads)
+    if len(ablate) != len(settings.ablate):
+        notices.append("Ablated heads that this model does not have were dropped.")
     return (
-        replace(settings, layer=layer, heads=heads, hidden=hidden, sentence=sentence, embedding_layer=embedding_layer),
+        replace(settings, layer=layer, heads=heads, hidden=hidden, sentence=sentence, embedding_layer=embedding_layer, ablate=ablate, position=position),
         notices,
     )

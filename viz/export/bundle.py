@@ -15,7 +15,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from .image import figure_to_png, figure_to_svg, static_export_available
-from .names import safe_filename, unique_stem
+from .names import stamped_stem, unique_stem
 from .standalone import figure_to_html
 from .tables import figure_to_csv
 
@@ -51,7 +51,8 @@ def _encode(fig: go.Figure, fmt: str, stem: str, png_scale: float) -> bytes:
 def figure_files(figures: dict[str, go.Figure], formats: Iterable[str], png_scale: float, manifest: dict) -> Iterator[tuple[str, bytes]]:
     """Yield ``(file name, bytes)`` for every figure in every format, filling ``manifest``.
 
-    Names are ``{safe_filename(id)}.{ext}``, made unique. Without Chromium, PNG and SVG are skipped
+    Names are ``{safe_filename(id)}.{ext}``, followed by the model and the settings' hash when the
+    manifest describes them (see ``describe``), made unique. Without Chromium, PNG and SVG are skipped
     and ``manifest["notes"]`` says why; a figure that fails to render is noted the same way and its
     other files are still written. ``manifest["figures"]`` gets each figure's id, title and files.
     """
@@ -61,7 +62,7 @@ def figure_files(figures: dict[str, go.Figure], formats: Iterable[str], png_scal
         manifest["notes"].append(static_message)
     taken: set[str] = {"manifest"}
     for figure_id, fig in figures.items():
-        stem = unique_stem(safe_filename(figure_id), taken)
+        stem = unique_stem(stamped_stem(figure_id, manifest.get("model") and manifest), taken)
         files = []
         for fmt in formats:
             if fmt in STATIC_FORMATS and not static_ok:
@@ -77,9 +78,21 @@ def figure_files(figures: dict[str, go.Figure], formats: Iterable[str], png_scal
         manifest["figures"].append({"id": str(figure_id), "title": figure_title(fig), "files": files})
 
 
-def new_manifest(settings: dict | None = None) -> dict:
-    """An empty manifest: the settings that made the figures, then the figures and notes."""
-    return {"settings": dict(settings or {}), "figures": [], "notes": []}
+def describe(model: str, sentences: list[str], settings: dict, link: str | None = None) -> dict:
+    """What made a view's figures, for its manifest and its file names: the model, the sentences,
+    every setting, and the link (the app's address with the query string) that shows the view again."""
+    return {"model": str(model), "sentences": list(sentences), "settings": dict(settings), "link": link}
+
+
+def new_manifest(about: dict | None = None) -> dict:
+    """An empty manifest: what made the figures (see ``describe``), then the figures and notes."""
+    head = dict(about) if about else {"settings": {}}
+    return {**head, "figures": [], "notes": []}
+
+
+def archive_name(page: str, about: dict | None) -> str:
+    """The zip's file name: the page, the model and the settings' hash ("attention-toy-3fa94c2.zip")."""
+    return f"{stamped_stem(page, about)}.zip"
 
 
 def _manifest_bytes(manifest: dict) -> bytes:
@@ -91,14 +104,15 @@ def figures_zip(
     *,
     formats: Iterable[str] = FORMATS,
     scale: float = 2.0,
-    settings: dict | None = None,
+    about: dict | None = None,
 ) -> bytes:
     """A zip (bytes, built in memory) holding every figure in every format plus ``manifest.json``.
 
+    ``about`` (see ``describe``) goes into the manifest and stamps the file names.
     Entry timestamps are fixed, so the same figures give the same bytes.
     """
     formats = check_formats(formats)
-    manifest = new_manifest(settings)
+    manifest = new_manifest(about)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
 
@@ -119,7 +133,7 @@ def write_folder(
     *,
     formats: Iterable[str] = FORMATS,
     png_scale: float = 2.0,
-    settings: dict | None = None,
+    about: dict | None = None,
 ) -> dict:
     """Write every figure in every format and ``manifest.json`` into ``out`` (created if needed).
 
@@ -128,7 +142,7 @@ def write_folder(
     formats = check_formats(formats)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    manifest = new_manifest(settings)
+    manifest = new_manifest(about)
     for name, data in figure_files(figures, formats, png_scale, manifest):
         (out / name).write_bytes(data)
     (out / "manifest.json").write_bytes(_manifest_bytes(manifest))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import unicodedata
 
@@ -41,3 +42,21 @@ def unique_stem(stem: str, taken: set[str]) -> str:
         number += 1
     taken.add(candidate)
     return candidate
+
+
+def settings_hash(settings: dict) -> str:
+    """Seven hex digits that change with any setting (a SHA-1 of the settings as sorted JSON)."""
+    canonical = json.dumps(settings, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha1(canonical.encode("utf-8")).hexdigest()[:7]
+
+
+def stamped_stem(name: str, about: dict | None) -> str:
+    """``name`` followed by the model and the settings' hash: "stages-l0-h1-toy-3fa94c2".
+
+    ``about`` holds ``model``, ``sentences`` and ``settings`` (see ``viz.export.bundle.describe``);
+    two downloads of different views never share a name, the same view always gets the same one.
+    """
+    if not about:
+        return safe_filename(name)
+    stamp = f"{safe_filename(about.get('model', 'model'))[:24]}-{settings_hash({k: about.get(k) for k in ('model', 'sentences', 'settings')})}"
+    return f"{safe_filename(name)[: MAX_FILENAME - len(stamp) - 1]}-{stamp}"

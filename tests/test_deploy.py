@@ -1,0 +1,76 @@
+"""Deployment files: the Hugging Face Spaces front matter, nginx's configuration, the server's config."""
+
+import tomllib
+
+from conftest import ROOT
+from deploy.serve import Cluster, render
+
+
+def front_matter() -> dict:
+    text = (ROOT / "README.md").read_text()
+    assert text.startswith("---\n"), "Spaces reads its settings from YAML front matter at the top of README.md"
+    block = text.split("---\n", 2)[1]
+    return dict(line.split(": ", 1) for line in block.strip().splitlines())
+
+
+def test_spaces_front_matter_runs_this_app_with_the_pinned_streamlit():
+    meta = front_matter()
+    assert meta["sdk"] == "streamlit" and (ROOT / meta["app_file"]).is_file()
+    pinned = next(line.split("==")[1].strip() for line in (ROOT / "requirements.txt").read_text().splitlines() if line.startswith("streamlit=="))
+    assert meta["sdk_version"] == pinned
+
+
+def test_nginx_configuration_hashes_a_sticky_cookie_onto_every_process(tmp_path):
+    text = render("127.0.0.1:9000", [9101, 9102, 9103], tmp_path)
+    assert "listen 127.0.0.1:9000;" in text
+    assert [line.split()[1] for line in text.splitlines() if line.strip().startswith("server 127.0.0.1")] == [
+        "127.0.0.1:9101",
+        "127.0.0.1:9102",
+        "127.0.0.1:9103",
+    ]
+    assert "hash $sticky_key consistent;" in text and "app_backend=$sticky_key" in text
+    assert "proxy_set_header Upgrade $http_upgrade;" in text  # the websocket passes through
+    assert "@" not in text.replace("$", "")  # every placeholder filled
+
+
+def test_access_log_rows_name_the_process_that_answered(tmp_path):
+    cluster = Cluster(2, port=1, run_dir=tmp_path)
+    (tmp_path / "access.log").write_text("1.0|-|abc|127.0.0.1:9101|200|/Attention?text=a\n1.5|abc|abc|127.0.0.1:9101, 127.0.0.1:9102|200|/_stcore/health\n")
+    rows = cluster.access_log()
+    assert [(r["cookie"], r["key"], r["port"], r["uri"]) for r in rows] == [
+        (None, "abc", 9101, "/Attention?text=a"),
+        ("abc", "abc", 9102, "/_stcore/health"),  # the second process, after the first refused
+    ]
+
+
+def test_streamlit_does_not_collect_garbage_after_every_run():
+    from streamlit import config
+
+    settings = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert settings["runner"]["postScriptGC"] is False
+    assert "runner.postScriptGC" in config._config_options_template  # the option this file sets still exists
+
+
+def test_page_content_is_built_once_per_view_and_never_shared_for_a_session_model():
+    from dataclasses import replace
+
+    from ui.content_cache import _cached, page_content
+    from viz.content.page import PageContent
+    from viz.content.settings import SESSION_MODEL, Settings
+
+    _cached.clear()
+    built = []
+
+    def builder(settings, trace):
+        built.append((settings.scaling, trace))
+        return PageContent()
+
+    view = Settings(text="the cat sat", model="toy")
+    first = page_content(builder, view, "trace")
+    assert page_content(builder, view, "trace") is first and len(built) == 1  # the same view: built once
+    page_content(builder, replace(view, scaling=False), "trace")
+    assert [scaling for scaling, _ in built] == [True, False]  # a toggle is a new view
+    trained = replace(view, model=SESSION_MODEL)
+    page_content(builder, trained, "one session's trace")
+    page_content(builder, trained, "another session's trace")
+    assert [trace for _, trace in built[2:]] == ["one session's trace", "another session's trace"]

@@ -1,0 +1,126 @@
+"""No text of an exported figure overlaps another or leaves the canvas, in both themes, at 12 and 64 tokens.
+
+Each figure is rendered to SVG by the real exporter (kaleido and Chromium) and its text boxes are
+estimated from position, font size, rotation and length (see ``svg_layout``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+import viz
+
+from svg_layout import layout_problems, text_boxes
+from model import load_model
+from viz.content import Settings, attention_page, embeddings_page, next_token_page, positional_page, run_model, tokens_page
+from viz.content.scaling import scaling_lab_page
+from viz.export import figure_to_svg
+from viz.theme import apply_print_theme
+
+WORDS = "The cat sat on the mat by the river bank and the dog watched it from the old wooden bridge while rain fell".split()
+
+
+def sentence(n_tokens: int) -> str:
+    """A sentence of ``n_tokens`` toy-model tokens (words and the final full stop)."""
+    return " ".join((WORDS * 8)[: n_tokens - 1]) + "."
+
+
+# --- the checker itself ------------------------------------------------------
+
+
+def annotated(*texts: tuple[str, float, float, int]) -> bytes:
+    fig = go.Figure()
+    for text, x, y, angle in texts:
+        fig.add_annotation(text=text, x=x, y=y, xref="paper", yref="paper", showarrow=False, textangle=angle, font=dict(size=20))
+    fig.update_layout(width=400, height=300, margin=dict(l=0, r=0, t=0, b=0), xaxis=dict(visible=False), yaxis=dict(visible=False))
+    return figure_to_svg(fig)
+
+
+def test_checker_finds_overlapping_text():
+    problems = layout_problems(annotated(("attention", 0.5, 0.5, 0), ("pattern", 0.55, 0.52, 0)))
+    assert len(problems) == 1 and problems[0].startswith("overlap: 'attention'")
+
+
+def test_checker_accepts_text_apart_and_turns_rotated_text():
+    assert layout_problems(annotated(("attention", 0.2, 0.5, 0), ("pattern", 0.8, 0.5, 0))) == []
+    # upright, the long word is narrow across and tall along y: it clears a word beside it ...
+    assert layout_problems(annotated(("attention", 0.45, 0.5, -90), ("key", 0.56, 0.5, 0))) == []
+    # ... but not the same word lying flat
+    assert len(layout_problems(annotated(("attention", 0.45, 0.5, -90), ("key", 0.5, 0.5, 0)))) == 1
+    boxes, width, height = text_boxes(annotated(("attention", 0.5, 0.5, -90)))
+    left, top, right, bottom = boxes[0].bounds()
+    assert (width, height) == (400, 300) and bottom - top > 3 * (right - left)
+
+
+def test_checker_finds_text_off_the_canvas():
+    fig = go.Figure(go.Scatter(x=[0], y=[0]))
+    fig.add_annotation(text="far too long a caption for so small a figure", x=1, y=1, xref="paper", yref="paper", showarrow=False)
+    fig.update_layout(width=200, height=200)
+    assert any(p.startswith("off the canvas") for p in layout_problems(figure_to_svg(fig)))
+
+
+# --- every figure of every page ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return load_model("toy")
+
+
+@pytest.fixture(scope="module", params=[12, 64], ids=lambda n: f"{n}-tokens")
+def figures(request, toy):
+    """Every figure of every page, from the page functions the app calls, in the state with the longest
+    titles (hidden tokens, scaling off, T = 2, the sink view on); plus the focus window on its own."""
+    settings = Settings(
+        text=f"{sentence(request.param)}\nA man withdrew money from the bank.",
+        layer=1,
+        heads=(0,),
+        mask="causal",
+        hidden=(1, 2),
+        scaling=False,
+        temperature=2.0,
+        sinks=True,
+    )
+    trace = run_model(toy, settings.sentences, settings.display)
+    built = {}
+    for content in (
+        tokens_page(settings, trace, toy),
+        positional_page(settings, trace, toy),
+        attention_page(settings, trace, model=toy),
+        embeddings_page(settings, trace, toy.name),
+        next_token_page(settings, trace, toy),
+        scaling_lab_page(512, model_d_k=trace.d_head),
+    ):
+        built.update(content.figures)
+    built.update(page_level_figures(request.param))
+    return built
+
+
+def page_level_figures(n: int) -> dict[str, go.Figure]:
+    """The focus window (drawn by the page beyond 128 tokens), the renormalised view and the value step on a
+    MiniLM-like pattern of ``n`` tokens with [CLS] and [SEP]."""
+    rng = np.random.default_rng(0)
+    labels = ["[CLS]", *(WORDS * 8)[: n - 2], "[SEP]"]
+    scores = rng.normal(size=(n, n)) * 3  # [query_pos, key_pos]
+    pattern = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
+    v, w_o = rng.normal(size=(4, n, 16)), rng.normal(size=(64, 64))  # [head, key_pos, d_head], [head · d_head, d_model]
+    z = np.einsum("qk,hkd->hqd", pattern, v)
+    return {
+        "focus": viz.focus_figure(pattern, labels, centre=n // 2, width=min(n, 40), title="MiniLM · layer 0 · head 1: focus window"),
+        "renormalised": viz.renormalised_figure(pattern, labels, labels, hidden=[0, n - 1], title="MiniLM · layer 0 · head 1"),
+        "value-step": viz.value_step_figure(pattern, v[1], z[1], labels, title="layer 0 · head 1: z = pattern · V"),
+        "output-step": viz.output_step_figure(z, w_o, np.concatenate(list(z), axis=1) @ w_o, labels, heads=[1], title="layer 0: heads → W_O"),
+    }
+
+
+@pytest.mark.parametrize("theme", ["screen", "print"])
+def test_no_text_overlaps_or_leaves_the_canvas(figures, theme):
+    problems = {}
+    for figure_id, figure in figures.items():
+        shown = apply_print_theme(figure) if theme == "print" else figure
+        found = layout_problems(figure_to_svg(shown))
+        if found:
+            problems[figure_id] = found[:5] + ([f"… {len(found) - 5} more"] if len(found) > 5 else [])
+    assert not problems, "\n".join(f"{key}:\n  " + "\n  ".join(lines) for key, lines in problems.items())

@@ -1,0 +1,65 @@
+"""Handouts and presentation in a real browser: a page printed to PDF by chromium leaves out the sidebar
+and the buttons and keeps the figures with their titles; presentation mode hides the sidebar, enlarges
+the text, and the arrow keys move from one figure to the next."""
+
+import io
+import os
+
+import pytest
+from pypdf import PdfReader
+
+from conftest import BROWSER_ARGS, CHROMIUM
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def browser_page(server):
+    from playwright.sync_api import sync_playwright
+
+    assert os.path.exists(CHROMIUM), "Debian's chromium is needed: apt-get install chromium"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
+        yield page
+        browser.close()
+
+
+def open_page(page, url):
+    page.goto(url)
+    page.wait_for_selector("[data-testid=stPlotlyChart] .main-svg", timeout=90_000)
+    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=90_000)
+    page.wait_for_timeout(1500)
+
+
+def test_a_printed_page_has_its_figures_and_no_sidebar_or_buttons(server, browser_page):
+    open_page(browser_page, f"{server}/Attention?text=The+cat+sat+on+the+mat.&mask=causal")
+    assert browser_page.get_by_text("Sentences, one per line").is_visible()  # on screen, the sidebar is there
+    text = "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(browser_page.pdf(print_background=True, prefer_css_page_size=True))).pages)
+    assert "toy · layer 0 · head 0 · mask causal" in text  # a figure with its title
+    assert "softmax" in text and "key (attended to)" in text  # its panels and axes, not cut off
+    assert "Why divide by √d_k?" in text or "Why divide by" in text
+    for absent in ("Sentences, one per line", "Softmax temperature", "Presentation mode", "Download all", "Positional encoding\nAttention"):
+        assert absent not in text, absent
+
+
+def test_presentation_mode_hides_the_sidebar_and_moves_by_figure(server, browser_page):
+    open_page(browser_page, f"{server}/Attention?text=The+cat+sat+on+the+mat.&present=1")
+    assert not browser_page.locator("section[data-testid=stSidebar]").is_visible()
+    size = browser_page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('[data-testid=stMarkdownContainer] p')).fontSize)")
+    assert size >= 22
+    charts = browser_page.locator("[data-testid=stPlotlyChart]")
+    assert charts.count() >= 4
+    height = charts.nth(0).bounding_box()["height"]
+    assert height >= 0.85 * 900  # one figure per screen
+    browser_page.locator("h1").click()
+    tops = []
+    for _ in range(2):
+        browser_page.keyboard.press("ArrowRight")
+        browser_page.wait_for_timeout(1200)
+        tops.append([round(charts.nth(i).bounding_box()["y"]) for i in range(3)])
+    # after the first key the first figure is at the top of the window, after the second the next one
+    assert abs(tops[0][0]) <= 80 and abs(tops[1][1]) <= 80, tops
+    browser_page.get_by_role("button", name="Exit presentation").click()
+    browser_page.locator("section[data-testid=stSidebar]").wait_for(state="visible", timeout=60_000)
+    assert "present" not in browser_page.url
