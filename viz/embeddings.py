@@ -248,7 +248,7 @@ def projection_figure(
         height=FIGURE_HEIGHT,
         margin=MARGIN,
         legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0, xanchor="left"),
-        title=dict(y=0.985, yanchor="top"),
+        title=dict(y=0.97, yanchor="top"),
     )
     return fig
 
