@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
+from model.attention import entropy_bits
+
 # The badge of a head is the first rule below that its numbers meet ("mixed" when none does).
 PREVIOUS_MIN = 0.5  # previous-token head: at least half its weight on the token just before
 SELF_MIN = 0.5  # self head: at least half on the query's own token
@@ -90,8 +92,7 @@ def pattern_statistics(patterns: Tensor, tokens) -> dict[str, Tensor]:
     p = patterns[..., rows, :]  # [..., head, rows, key_pos]
     query = positions[rows]
 
-    logs = torch.where(p > 0, torch.log2(p.clamp_min(1e-30)), torch.zeros_like(p))
-    row_entropy = -(p * logs).sum(-1)  # [..., head, rows]
+    row_entropy = entropy_bits(p)  # [..., head, rows]
     # A row's uniform entropy is log2 of the keys it may see: all n keys, or i + 1 in a causal model.
     causal = bool((patterns[..., 0, 1:] == 0).all()) if n > 1 else False
     n_keys = (query + 1) if causal else torch.full_like(query, float(n))

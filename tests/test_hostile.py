@@ -10,6 +10,7 @@ from test_app import on_page, start
 
 from model import InputError, load_model
 from model.tokenizers import is_visible_text
+from viz.focus import FOCUS_TOKENS, focus_range
 from ui.text import md
 
 SCRIPT = "<script>alert(1)</script> <img src=x onerror=alert(2)> [link](http://evil.example) ![i](http://evil.example/x.png) $x^2$"
@@ -51,14 +52,17 @@ def test_every_page_takes_unicode_emoji_rtl_and_control_characters():
 
 def test_ten_thousand_characters_are_cut_to_the_context_with_a_notice():
     at = start()
-    at.sidebar.text_area(key="w_text").set_value(("the cat sat on the mat . " * 400)[:10_000]).run()
+    text = ("the cat sat on the mat . " * 400)[:10_000]
+    at.sidebar.text_area(key="w_text").set_value(text).run()
     at = on_page(at, "pages/3_Attention.py")
     assert any("only the first 512" in i.value for i in at.info)
     blocks = heatmaps(chart_titled(at, ["head 0 ·", "means of 4×4 blocks"]))["softmax"]
     assert blocks.shape == (128, 128)  # side-by-side panels: block means
-    full = next(iter(heatmaps(chart_titled(at, ["head 0: softmax pattern, every token"])).values()))
-    assert full.shape == (512, 512)  # one full-resolution heatmap
-    np.testing.assert_allclose(np.nansum(full, axis=1), 1, atol=1e-4)
+    focus = heatmaps(chart_titled(at, ["head 0", "focus window"]))["focus window"]
+    assert focus.shape == (FOCUS_TOKENS, FOCUS_TOKENS)  # every token of the window, at full resolution
+    low, high = focus_range(512, 512 // 2)  # the window around the middle token by default
+    pattern = load_model("toy").trace([text]).stages(0).pattern[0, 0, low:high, low:high].numpy()
+    np.testing.assert_allclose(np.nan_to_num(focus), pattern, atol=1e-4)
 
 
 def test_hundreds_of_sentences_are_bounded_with_a_notice():

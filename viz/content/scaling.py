@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import math
 
+import torch
+
+from model.attention import entropy_bits
+
 from model.scaling import softmax_row, spread_by_dimension
 from viz.content.page import PageContent
 from viz.scaling import dot_spread_figure, softmax_row_figure
 
 DIMS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 N_KEYS = 8
-
-
-def row_entropy_bits(weights: list[float]) -> float:
-    return float(-sum(w * math.log2(w) for w in weights if w > 0))
 
 
 def scaling_lab_page(d_k: int, model_d_k: int | None = None, n_pairs: int = 2000, seed: int = 0) -> PageContent:
@@ -36,8 +36,8 @@ def scaling_lab_page(d_k: int, model_d_k: int | None = None, n_pairs: int = 2000
         root=math.sqrt(d_k),
         largest_with=max(row["with_division"]),
         largest_without=max(row["without_division"]),
-        entropy_with=row_entropy_bits(row["with_division"]),
-        entropy_without=row_entropy_bits(row["without_division"]),
+        entropy_with=float(entropy_bits(torch.tensor(row["with_division"], dtype=torch.float64))),
+        entropy_without=float(entropy_bits(torch.tensor(row["without_division"], dtype=torch.float64))),
         uniform_entropy=math.log2(N_KEYS),
     )
     if model_d_k:

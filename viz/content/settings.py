@@ -12,6 +12,7 @@ import os
 from dataclasses import asdict, dataclass, fields, replace
 
 from model.attention import MaskSpec
+from model.tokenizers import TOY_TOKENIZERS as TOKENIZER_CLASSES
 
 DEFAULT_TEXT = "Write a poem about a man fishing on a river bank.\nWrite a poem about a man withdrawing money from a bank."
 SESSION_MODEL = "trained-here"
@@ -24,7 +25,7 @@ BUILTIN_MODELS = {
     "distilbert-base-uncased": "DistilBERT base uncased (Hugging Face Hub)",
     "gpt2": "GPT-2 small (Hugging Face Hub)",
 }
-TOY_TOKENIZERS = {"word": "Word-level", "char": "Character", "gpt2-bpe": "GPT-2 BPE (tiktoken)"}
+TOY_TOKENIZERS = {name: tokenizer.label for name, tokenizer in TOKENIZER_CLASSES.items()}  # the registry in model/, with labels
 MASKS = ("model", *MaskSpec.NAMES)  # "model" = the model's own mask
 THEMES = ("screen", "print")
 MAX_TEXT_CHARS = 10_000

