@@ -26,11 +26,11 @@ with guarded():
         right.selectbox(
             "Focus window around", [-1, *range(len(labels))], key=key("focus"), format_func=lambda i: "the middle" if i < 0 else f"{i}: {labels[i]}"
         )
-    columns = st.columns(4)
+    columns = st.columns([2, 3, 4, 4])
     columns[0].latex(r"S = Q K^{\top}")
     columns[1].latex(r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if s.scaling else r"S' = S \;\text{(unscaled)}")
-    columns[2].latex(r"S''_{ij} = \begin{cases} S'_{ij} & \text{key } j \text{ allowed} \\ -\infty & \text{masked} \end{cases}")
-    columns[3].latex(r"A = \operatorname{softmax}(S'' / T),\; T = %g" % s.temperature)
+    columns[2].latex(r"S''_{ij} = \begin{cases} S'_{ij} & j \text{ allowed} \\ -\infty & j \text{ masked} \end{cases}")
+    columns[3].latex(r"A = \mathrm{softmax}(S''/T),\ T = %g" % s.temperature)
     opened_head_anchor()
     for h in s.heads:
         if show_clickable_stages(content, f"stages-L{s.layer}-H{h}"):
