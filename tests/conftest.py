@@ -11,6 +11,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -175,16 +176,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server():
-    """A real `streamlit run app.py` on a free loopback port (offline), stopped after the module."""
+@contextmanager
+def streamlit_server(script: str = "app.py"):
+    """`streamlit run <script>` on a free loopback port (offline): yields (url, process), stops it after."""
     port = free_port()
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
     log = tempfile.TemporaryFile()
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
+        [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
         cwd=ROOT,
-        env=env,
+        env=dict(os.environ, HF_HUB_OFFLINE="1"),
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -200,11 +200,20 @@ def server():
         process.kill()
         log.seek(0)
         pytest.fail("streamlit did not start: " + log.read().decode()[-2000:])
-    server_pid.append(process.pid)
-    yield url
-    server_pid.remove(process.pid)
-    process.terminate()
-    process.wait(timeout=20)
+    try:
+        yield url, process
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A real `streamlit run app.py` on a free loopback port (offline), stopped after the module."""
+    with streamlit_server("app.py") as (url, process):
+        server_pid.append(process.pid)
+        yield url
+        server_pid.remove(process.pid)
 
 
 def pytest_configure(config):

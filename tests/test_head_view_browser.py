@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
-import sys
-import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -17,7 +14,7 @@ import pytest
 import torch
 from PIL import Image
 
-from conftest import BROWSER_ARGS, CHROMIUM, ROOT, free_port
+from conftest import BROWSER_ARGS, CHROMIUM, streamlit_server
 from model import load_model
 from model.words import word_groups, word_pattern
 
@@ -28,42 +25,8 @@ HEADS = [0, 1, 2, 3]
 
 @pytest.fixture(scope="module")
 def app_url():
-    port = free_port()
-    log = tempfile.TemporaryFile()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "tests/apps/head_view_app.py",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-        ],
-        cwd=ROOT,
-        env=dict(os.environ, HF_HUB_OFFLINE="1"),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        process.kill()
-        log.seek(0)
-        pytest.fail("streamlit did not start: " + log.read().decode()[-2000:])
-    yield url
-    process.terminate()
-    process.wait(timeout=20)
+    with streamlit_server("tests/apps/head_view_app.py") as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="module")
