@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
-from bench.coldstart import BROWSER_ARGS, CHROMIUM, ROOT, _healthy, _stop, free_port
+from bench.coldstart import BROWSER_ARGS, CHROMIUM, ROOT, _stop
+from deploy.serve import free_port, healthy, streamlit_command
 
 QUIET_S = 1.5  # no chart change for this long (and no running script) = settled
 ACTION_TIMEOUT_S = 60.0
@@ -135,26 +136,11 @@ class Server:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix="bench-browser-", suffix=".log", delete=False)
-        command = [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.port",
-            str(self.port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-            "--browser.gatherUsageStats",
-            "false",
-            *extra,
-        ]
+        command = streamlit_command(self.port, *extra)
         env = dict(os.environ, HF_HUB_OFFLINE="1")
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 90
-        while not _healthy(self.url):
+        while not healthy(self.url):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError("streamlit did not start: " + self.log_text()[-800:])

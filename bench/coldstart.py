@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
+
+from deploy.serve import free_port, healthy, streamlit_command
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -27,20 +27,6 @@ BROWSER_ARGS = [
     "--disable-sync",
 ]
 CHART = ".js-plotly-plot"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-            return answer.status == 200
-    except OSError:
-        return False
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -91,25 +77,11 @@ def cold_start(timeout_s: float = 90, path: str = "/Attention") -> dict:
             port = free_port()
             url = f"http://127.0.0.1:{port}"
             env = dict(os.environ, HF_HUB_OFFLINE="1")
-            command = [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                "app.py",
-                "--server.port",
-                str(port),
-                "--server.address",
-                "127.0.0.1",
-                "--server.headless",
-                "true",
-                "--browser.gatherUsageStats",
-                "false",
-            ]
+            command = streamlit_command(port)
             start = time.perf_counter()
             deadline = start + timeout_s
             process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-            while not _healthy(url):
+            while not healthy(url):
                 if process.poll() is not None:
                     raise RuntimeError(f"streamlit exited with {process.returncode}")
                 if time.perf_counter() > deadline:

@@ -35,6 +35,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def streamlit_command(port: int, *extra: str, script: str = "app.py") -> list[str]:
+    """`streamlit run <script>` on a loopback port, headless, no usage statistics."""
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        script,
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        *extra,
+    ]
+
+
 def healthy(url: str) -> bool:
     try:
         with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
@@ -87,22 +107,7 @@ class Cluster:
         try:
             for port in self.backend_ports:
                 log = open(self.run / f"app-{port}.log", "wb")
-                command = [
-                    sys.executable,
-                    "-m",
-                    "streamlit",
-                    "run",
-                    "app.py",
-                    "--server.port",
-                    str(port),
-                    "--server.address",
-                    "127.0.0.1",
-                    "--server.headless",
-                    "true",
-                    "--browser.gatherUsageStats",
-                    "false",
-                    *self.streamlit_args,
-                ]
+                command = streamlit_command(port, *self.streamlit_args)
                 self.backends.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
             (self.run / "nginx.conf").write_text(render(f"127.0.0.1:{self.port}", self.backend_ports, self.run))
             self.nginx = subprocess.Popen(
