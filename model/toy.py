@@ -27,12 +27,12 @@ from model.tokenizers import Tokenizer, WordTokenizer, get_tokenizer
 class ToyConfig:
     n_layers: int = 2  # two blocks: enough to show a pattern change from one layer to the next
     n_heads: int = 4  # a handful of heads fits on one slide
-    d_model: int = 64  # small enough to print a whole embedding, large enough for PE to vary
-    d_mlp: int = 256  # the usual 4 × d_model of the feed-forward layer
+    d_model: int = 128  # small enough to train on one core in minutes, large enough for the senses of a word
+    d_mlp: int = 512  # the usual 4 × d_model of the feed-forward layer
     n_ctx: int = 512  # longest sequence; the positional encoding is precomputed for it
     pe_base: float = 10000.0  # the paper's base; 10, 100, 1000 make the waves visible on short inputs
     causal: bool = True  # GPT-style: position i sees only positions ≤ i (needed for next-token prediction)
-    tokenizer: str = "word"  # "word", "char" or "gpt2-bpe"; sets d_vocab
+    tokenizer: str = "bpe"  # "bpe" (the toy's own), "word", "char" or "gpt2-bpe"; sets d_vocab
     seed: int = 0  # the same seed always gives the same weights
     layer_norm_eps: float = 1e-5  # keeps LayerNorm finite on a constant vector
     vocabulary: list[str] | None = field(default=None, repr=False)  # word tokenizer's own list, if trained

@@ -1,8 +1,10 @@
-"""Train the toy model on the generated corpus: `python -m model.train`.
+"""Train the toy models on the generated corpus: `python -m model.train`.
 
-A causal model learns to predict the next word; a bidirectional one learns to fill in hidden words
-(a masked-word objective, as BERT does). Same seed, same weights: the shipped checkpoint in
-model/checkpoints/toy is regenerated bit for bit by `python -m model.train` (one CPU thread).
+First a byte-level BPE is learned from the corpus (model/checkpoints/bpe/tokenizer.json), then the
+model. A causal model learns to predict the next token; a bidirectional one learns to fill in hidden
+tokens (a masked-word objective, as BERT does). Same seed, same bytes: the shipped checkpoints in
+model/checkpoints/toy and model/checkpoints/toy-bidirectional are regenerated bit for bit (one CPU
+thread); `python -m model.train --check` retrains everything in a temporary folder and compares.
 """
 
 from __future__ import annotations
@@ -18,48 +20,81 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from model.corpus import sentences
-from model.tokenizers import WordTokenizer
+from model.corpus import corpus_words, sentences
+from model.tokenizers import MASK, TOY_BPE_FILE, Tokenizer, ToyBPETokenizer, train_bpe
 from model.toy import ToyConfig, ToyTransformer
-from model.trace import pad_batch
 from model.vocab import TOY_WORDS
 
-CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "toy"
-MASK_WORD = "[MASK]"
+CHECKPOINTS = Path(__file__).resolve().parent / "checkpoints"
+CHECKPOINT = CHECKPOINTS / "toy"  # the default: causal
+BIDIRECTIONAL_CHECKPOINT = CHECKPOINTS / "toy-bidirectional"
+MASK_WORD = MASK
+BPE_VOCAB_SIZE = 2048  # an upper bound: the trainer stops when every corpus word is one piece
+BPE_CORPUS = 20000  # sentences the BPE is learned from (the same generator and seed as the model's)
 
 
 @dataclass
 class TrainConfig:
-    steps: int = 1200  # enough for the senses of "bank" to separate; about a minute on one core
-    batch_size: int = 32
+    steps: int = 1200  # enough for the senses of "bank" to part; under two minutes of one core
+    batch_size: int = 64
     learning_rate: float = 3e-3
     weight_decay: float = 0.01
-    n_sentences: int = 4000  # generated corpus size
-    mask_share: float = 0.15  # bidirectional models: share of words hidden and predicted
+    n_sentences: int = 40000  # generated corpus size: few repeats, so the model learns words, not sentences
+    mask_share: float = 0.15  # bidirectional models: share of tokens hidden (80% [MASK], 10% random, 10% kept)
+    replace_share: float = 0.1  # bidirectional models: share of the other tokens replaced by a random one
     seed: int = 0
 
 
-def default_model_config() -> ToyConfig:
-    """The shipped toy model: 2 layers × 4 heads, d_model 64, causal, word-level."""
-    return ToyConfig(vocabulary=TOY_WORDS + [MASK_WORD])
+def default_model_config(causal: bool = True) -> ToyConfig:
+    """The shipped toy models: 2 layers × 4 heads, d_model 128, the corpus's own byte-level BPE."""
+    return ToyConfig(n_layers=2, n_heads=4, d_model=128, d_mlp=512, tokenizer="bpe", causal=causal)
 
 
-def encode_corpus(tokenizer: WordTokenizer, texts: list[str]) -> tuple[Tensor, Tensor]:
+def word_vocabulary() -> list[str]:
+    """The readable word-level vocabulary for training: the toy words, every corpus word, `[MASK]`."""
+    return list(dict.fromkeys(TOY_WORDS + corpus_words() + [MASK_WORD]))
+
+
+def write_bpe(path: Path = TOY_BPE_FILE, seed: int = 0) -> Path:
+    """Learn the toy BPE from the corpus and write it as `tokenizer.json`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(train_bpe(sentences(BPE_CORPUS, seed=seed), BPE_VOCAB_SIZE).to_str(pretty=False), encoding="utf-8")
+    return path
+
+
+def encode_corpus(tokenizer: Tokenizer, texts: list[str]) -> tuple[Tensor, Tensor]:
     """input_ids `[n, pos]` (right-padded) and key_valid `[n, pos]`."""
-    return pad_batch([[t.id for t in tokenizer.encode(text)] for text in texts], tokenizer.pad_id)
+    encoded = [[t.id for t in tokenizer.encode(text)] for text in texts]
+    n_pos = max(len(ids) for ids in encoded)
+    input_ids = torch.full((len(encoded), n_pos), tokenizer.pad_id, dtype=torch.long)
+    key_valid = torch.zeros((len(encoded), n_pos), dtype=torch.bool)
+    for row, ids in enumerate(encoded):
+        input_ids[row, : len(ids)] = torch.tensor(ids)
+        key_valid[row, : len(ids)] = True
+    return input_ids, key_valid
 
 
-def loss_on_batch(model: ToyTransformer, input_ids: Tensor, key_valid: Tensor, generator: torch.Generator, mask_share: float) -> Tensor:
-    """Next-word cross-entropy (causal) or hidden-word cross-entropy (bidirectional), padding ignored."""
+def loss_on_batch(model: ToyTransformer, input_ids: Tensor, key_valid: Tensor, generator: torch.Generator, config: TrainConfig) -> Tensor:
+    """Next-token cross-entropy (causal), or denoising cross-entropy (bidirectional); padding ignored.
+
+    Bidirectional: the model reads a corrupted copy of the sentence and predicts the original token
+    at every position. `mask_share` of the tokens are chosen as BERT does (80% hidden behind [MASK],
+    10% replaced by a random token, 10% kept), and `replace_share` of the others are replaced by a
+    random token. Since any visible token may be a replacement, the model must check every token
+    against its context, so every position's vector carries its context, not only the hidden ones'.
+    """
     if model.config.causal:
         logits = model(input_ids, key_valid)  # [batch, pos, d_vocab]
         targets = input_ids[:, 1:].masked_fill(~key_valid[:, 1:], -100)
         return torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), targets.flatten(), ignore_index=-100)
-    hidden = (torch.rand(input_ids.shape, generator=generator) < mask_share) & key_valid
-    hidden[:, 0] |= ~hidden.any(dim=1) & key_valid[:, 0]  # at least one hidden word per sentence
-    mask_id = model.tokenizer.ids[MASK_WORD]
-    logits = model(input_ids.masked_fill(hidden, mask_id), key_valid)
-    targets = input_ids.masked_fill(~hidden, -100)
+    chosen = (torch.rand(input_ids.shape, generator=generator) < config.mask_share) & key_valid
+    draw = torch.rand(input_ids.shape, generator=generator)
+    replaced = (torch.rand(input_ids.shape, generator=generator) < config.replace_share) & key_valid & ~chosen
+    random_ids = torch.randint(2, model.d_vocab, input_ids.shape, generator=generator)
+    corrupted = input_ids.masked_fill(chosen & (draw < 0.8), model.tokenizer.ids[MASK_WORD])
+    corrupted = torch.where((chosen & (draw >= 0.8) & (draw < 0.9)) | replaced, random_ids, corrupted)
+    logits = model(corrupted, key_valid)
+    targets = input_ids.masked_fill(~key_valid, -100)
     return torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-100)
 
 
@@ -72,10 +107,10 @@ def train(
 
     `on_step(step, loss)` is called after each step; returning True stops early.
     """
-    if model_config.tokenizer != "word":
-        raise ValueError("the toy model trains with the word-level tokenizer")
-    if model_config.vocabulary is None:
-        model_config = ToyConfig(**{**asdict(model_config), "vocabulary": TOY_WORDS + [MASK_WORD]})
+    if model_config.tokenizer not in ("word", "bpe"):
+        raise ValueError("the toy model trains with the word-level tokenizer or the toy BPE")
+    if model_config.tokenizer == "word" and model_config.vocabulary is None:
+        model_config = ToyConfig(**{**asdict(model_config), "vocabulary": word_vocabulary()})
     torch.manual_seed(train_config.seed)
     model = ToyTransformer(model_config)
     model.train()
@@ -88,7 +123,7 @@ def train(
         rows = torch.randint(0, len(input_ids), (train_config.batch_size,), generator=generator)
         batch_valid = key_valid[rows]
         width = int(batch_valid.sum(dim=1).max())
-        loss = loss_on_batch(model, input_ids[rows, :width], batch_valid[:, :width], generator, train_config.mask_share)
+        loss = loss_on_batch(model, input_ids[rows, :width], batch_valid[:, :width], generator, train_config)
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -115,32 +150,68 @@ def sparkline(values: list[float], width: int = 60) -> str:
     return "".join(blocks[int((p - low) / (high - low + 1e-12) * (len(blocks) - 1))] for p in points)
 
 
+KINDS = {"toy": True, "toy-bidirectional": False}  # checkpoint folder name → causal
+
+
+def train_checkpoint(folder: Path, causal: bool, train_config: TrainConfig, report: Callable[[int, float], None] | None = None) -> list[float]:
+    """Train one shipped toy model and write it to `folder` (config, weights, losses)."""
+    model, losses = train(default_model_config(causal), train_config, report)
+    model.save(folder)
+    (folder / "training.json").write_text(json.dumps(dict(train=asdict(train_config), losses=[round(v, 4) for v in losses]), indent=None))
+    return losses
+
+
+def recorded_losses(folder: Path = CHECKPOINT) -> list[float]:
+    """The loss of every step, as recorded when the checkpoint in `folder` was trained."""
+    return json.loads((folder / "training.json").read_text())["losses"]
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m model.train", description="Train the toy model on the generated corpus.")
-    parser.add_argument("--out", type=Path, default=CHECKPOINT, help=f"folder for the checkpoint (default {CHECKPOINT})")
+    parser = argparse.ArgumentParser(
+        prog="python -m model.train",
+        description="Learn the toy BPE from the corpus, then train the toy models (causal and bidirectional).",
+    )
+    parser.add_argument("--out", type=Path, default=CHECKPOINTS, help=f"folder for bpe/, toy/ and toy-bidirectional/ (default {CHECKPOINTS})")
+    parser.add_argument("--only", choices=list(KINDS), help="train one model only (the BPE is then not rewritten)")
     parser.add_argument("--steps", type=int, default=TrainConfig.steps)
     parser.add_argument("--seed", type=int, default=TrainConfig.seed)
-    parser.add_argument("--bidirectional", action="store_true", help="masked-word objective instead of next word")
+    parser.add_argument("--check", action="store_true", help="retrain everything in a temporary folder and compare with the shipped files byte for byte")
     args = parser.parse_args(argv)
 
     torch.set_num_threads(1)  # one thread: the same floating-point sums every run, so the same weights
-    config = default_model_config()
-    config.causal = not args.bidirectional
+    if args.check:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            main(["--out", tmp])
+            different = [
+                str(path.relative_to(tmp))
+                for path in sorted(Path(tmp).rglob("*"))
+                if path.is_file() and file_hash(path) != file_hash(CHECKPOINTS / path.relative_to(tmp))
+            ]
+        print("identical to the shipped checkpoints" if not different else f"differ: {', '.join(different)}")
+        return 1 if different else 0
+
+    if args.only is None:
+        bpe = write_bpe(args.out / "bpe" / "tokenizer.json")
+        print(f"wrote {bpe}: {ToyBPETokenizer(bpe).d_vocab} pieces  sha256 {file_hash(bpe)}")
     train_config = TrainConfig(steps=args.steps, seed=args.seed)
-    start = time.monotonic()
+    for kind, causal in KINDS.items():
+        if args.only not in (None, kind):
+            continue
+        start = time.monotonic()
 
-    def report(step: int, loss: float) -> None:
-        if step % 20 == 0 or step == train_config.steps - 1:
-            done = (step + 1) / train_config.steps
-            bar = "█" * int(done * 30) + "·" * (30 - int(done * 30))
-            print(f"\r{bar} step {step + 1}/{train_config.steps}  loss {loss:.3f}  {time.monotonic() - start:.0f}s", end="", flush=True)
+        def report(step: int, loss: float, kind: str = kind, start: float = start) -> None:
+            if step % 20 == 0 or step == train_config.steps - 1:
+                done = (step + 1) / train_config.steps
+                bar = "█" * int(done * 30) + "·" * (30 - int(done * 30))
+                print(f"\r{kind}: {bar} step {step + 1}/{train_config.steps}  loss {loss:.3f}  {time.monotonic() - start:.0f}s", end="", flush=True)
 
-    model, losses = train(config, train_config, report)
-    print()
-    model.save(args.out)
-    (args.out / "training.json").write_text(json.dumps(dict(train=asdict(train_config), losses=[round(v, 4) for v in losses]), indent=None))
-    print(f"loss {losses[0]:.2f} → {sum(losses[-50:]) / len(losses[-50:]):.2f}  {sparkline(losses)}")
-    print(f"wrote {args.out}/model.safetensors  sha256 {file_hash(args.out / 'model.safetensors')}")
+        folder = args.out / kind
+        losses = train_checkpoint(folder, causal, train_config, report)
+        print()
+        print(f"loss {losses[0]:.2f} → {sum(losses[-50:]) / len(losses[-50:]):.2f}  {sparkline(losses)}  {time.monotonic() - start:.0f}s")
+        print(f"wrote {folder}/model.safetensors  sha256 {file_hash(folder / 'model.safetensors')}")
     return 0
 
 

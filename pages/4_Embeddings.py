@@ -9,8 +9,9 @@ trace = context.trace
 st.markdown(
     "The **static** embedding of a word is one row of the model's embedding table: *bank* gets the same "
     "vector by a river and in a town. Each layer then mixes in the other words of the sentence, giving a "
-    "**contextual** embedding. Below, both are projected onto the same plane (PCA); arrows go from the "
-    "static point to the contextual one. With a trained model, the two *bank*s move towards their own context."
+    "**contextual** embedding. Below, the occurrences of the word are drawn on the plane that spreads them "
+    "most (PCA), with an arrow from the static point to each. Give the sense of the word in each sentence "
+    "to see the senses as groups, and where in the network they part."
 )
 
 with guarded():
@@ -23,10 +24,19 @@ with guarded():
         key=key("embedding_layer"),
         format_func=lambda index: f"the last ({hidden_state_name(trace.n_layers)})" if index == -1 else hidden_state_name(index),
     )
-    content = embeddings_page(context.settings, trace, context.model.name)
+    st.text_input("Sense of the word in each sentence (comma-separated, in order; blank = none)", key=key("senses"), placeholder="river, money")
+    content = embeddings_page(context.settings, trace, context.model.name, context.model.tokenizer)
     show_notices(content)
     for figure_id in content.figures:
+        if figure_id.startswith("senses-"):
+            st.subheader("Where in the network the senses part")
+            st.caption(
+                "For each layer: the mean cosine similarity of an occurrence to the other occurrences of its own "
+                "sense, and to those of the other sense. The gap between the lines is what the model tells apart."
+            )
         show(content, figure_id)
+        if figure_id.startswith("senses-"):
+            show_table(content, "sense-layers")
     if "similarities" in content.tables:
         st.subheader("The cosine similarities behind the picture")
         st.caption("Each vector is centred on the mean of all tokens in its layer, as in the plot.")

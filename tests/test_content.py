@@ -58,19 +58,21 @@ def test_attention_page_ids_and_the_scaled_panel_is_raw_over_root_d_head(toy):
         "overview-all-heads",
     }
     raw, scaled, masked, pattern = stage_panels(content.figures["stages-L1-H2"])
-    d_head = 16  # toy: d_model 64 / 4 heads
+    d_head = trace.d_head  # toy: d_model 128 / 4 heads = 32
     np.testing.assert_allclose(scaled, raw / math.sqrt(d_head), rtol=1e-5, atol=1e-6)
     stages = trace.stages(1)
     np.testing.assert_allclose(raw, stages.scores_raw[0, 2].numpy(), rtol=1e-5, atol=1e-6)
-    upper = np.triu(np.ones((7, 7), dtype=bool), k=1)
+    n = len(trace.tokens[0])
+    upper = np.triu(np.ones((n, n), dtype=bool), k=1)
     assert np.isnan(pattern[upper]).all() and np.isnan(masked[upper]).all()
     np.testing.assert_allclose(np.nansum(pattern, axis=1), 1, atol=1e-5)
 
     table = content.tables["worked-example"]
-    assert list(table["step"])[:3] == ["q · k", "÷ 4", "mask"]
+    steps = list(table["step"])[:3]
+    assert steps[0] == "q · k" and steps[1].startswith("÷ ") and steps[2] == "mask"
     assert float(table["value"][0]) == pytest.approx(float(stages.scores_raw[0, 2, 2, 0]), abs=1e-4)
     assert content.values["weight"] == pytest.approx(float(stages.pattern[0, 2, 2, 0]), abs=1e-6)
-    assert content.values["d_k"] == 16 and content.values["head"] == 2
+    assert content.values["d_k"] == trace.d_head == 32 and content.values["head"] == 2
 
 
 def test_unscaled_panel_equals_raw_and_temperature_flattens(toy):
@@ -108,13 +110,43 @@ def test_embeddings_page_notices_a_missing_word_and_keeps_the_table(toy):
     settings = Settings(text="I sat by the bank.\nThe cat sat on the mat.", references="")
     trace = run_model(toy, settings.sentences, settings.display)
     content = embeddings_page(settings, trace, toy.name)
-    assert content.notice_ids() == ["missing-s2"]
-    assert "sentence 2" in content.notices[0].text
+    assert content.notice_ids() == ["kind", "missing-s2", "senses-hint"]
+    assert "sentence 2" in content.notices_for("missing")[0].text
+    assert "only the words before it" in content.notices_for("kind")[0].text  # the toy model is causal
     table = content.tables["similarities"]
     assert list(table.columns) == ["its static embedding"]
     assert len(table) == trace.n_layers + 1  # one row per layer after the input and each block
     absent = embeddings_page(replace(settings, target="zebra"), trace, toy.name)
-    assert absent.notice_ids() == ["missing-s1", "missing-s2", "word-absent"] and absent.figures == {}
+    assert absent.notice_ids() == ["kind", "missing-s1", "missing-s2", "word-absent"] and absent.figures == {}
+
+
+def test_embeddings_page_draws_senses_and_lists_unknown_and_absent_reference_words(toy):
+    from model.heldout import BANK_BEFORE, pairs
+
+    texts, senses = pairs(BANK_BEFORE)
+    settings = Settings(text="\n".join(texts), senses=", ".join(senses), references="river, lake, zzqx")
+    trace = run_model(toy, settings.sentences, settings.display)
+    content = embeddings_page(settings, trace, toy.name, load_model("toy-random", tokenizer="word").tokenizer)
+    assert list(content.figures) == ["projection-bank-L2", "senses-bank", "trajectory-bank"]
+    layers = content.tables["sense-layers"]
+    assert list(layers["layer"]) == ["static", "0", "1", "2"]
+    np.testing.assert_allclose(layers["margin"], layers["same_sense"] - layers["other_sense"], atol=2e-3)
+    assert content.values["senses"] == ["river", "money"] and np.isfinite(content.values["ratio"])
+    assert [n.text for n in content.notices_for("references-unknown")] == ["Unknown to this model's tokenizer, so not drawn: zzqx."]
+    assert [n.text for n in content.notices_for("references-absent")] == ["In none of the sentences, so not drawn: lake."]
+    projection = content.figures["projection-bank-L2"]
+    assert {t.name for t in projection.data} >= {"in context · river", "in context · money", "centre of each sense"}
+
+
+def test_every_bank_lesson_opens_with_two_senses():
+    from ui.lessons import LESSONS
+
+    lessons = [lesson for lesson in LESSONS if lesson.key.startswith("bank-")]
+    assert {lesson.settings["model"] for lesson in lessons} >= {"toy", "toy-random", "toy-bidirectional", "toy-bidirectional-random", "minilm", "smollm2"}
+    for lesson in lessons:
+        settings = Settings(**lesson.settings)
+        assert len(settings.sense_names) == len(settings.sentences)
+        assert set(settings.sense_names) == {"river", "money"}
 
 
 def test_next_token_page_without_a_language_model_head_is_a_notice(tiny_model_dir):
@@ -185,11 +217,9 @@ def test_attention_titles_follow_the_state(toy):
     figure = attention_page(settings, trace).figures["stages-L0-H1"]
     panel_titles = [a.text.split("<br>")[0] for a in figure.layout.annotations]
     assert panel_titles == ["raw Q·Kᵀ", "no scaling (÷ 1)", "masked: causal + 1 hidden", "softmax(· ÷ T), T = 2"]
-    assert figure.layout.title.text == "toy · layer 0 · head 1 · mask causal · hidden “cat” · scaling off · T = 2 · what-if"
+    assert figure.layout.title.text == "toy · layer 0 · head 1 · mask causal · hidden “ cat” · scaling off · T = 2 · what-if"  # the toy BPE token keeps its space
     on = run_model(toy, settings.sentences, Settings(text=settings.text).display)
-    assert (
-        attention_page(Settings(text=settings.text, heads=(1,)), on).figures["stages-L0-H1"].layout.annotations[1].text.startswith("÷ √d_k = ÷ √16 = ÷ 4<br>")
-    )
+    assert attention_page(Settings(text=settings.text, heads=(1,)), on).figures["stages-L0-H1"].layout.annotations[1].text.startswith("÷ √d_k = ÷ √32 = ÷ ")
     raw, scaled = (t for t in figure.data if t.type == "heatmap" and t.name in ("raw Q·Kᵀ", "÷ √d_k"))
     assert raw.coloraxis == scaled.coloraxis  # one scale for raw and scaled
 
@@ -205,7 +235,8 @@ def test_attention_page_value_step_is_the_models_own_and_output_step_uses_its_w_
     output = heatmaps(content.figures["output-step-L1"])
     w_o, b_o = toy.output_projection(1)
     np.testing.assert_allclose(output["output"], output["concatenated z"] @ w_o.numpy() + b_o.numpy(), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(output["concatenated z"][:, 32:48], stages.z[0, 2].numpy(), rtol=1e-5, atol=1e-6)  # head 2's columns
+    d = trace.d_head
+    np.testing.assert_allclose(output["concatenated z"][:, 2 * d : 3 * d], stages.z[0, 2].numpy(), rtol=1e-5, atol=1e-6)  # head 2's columns
 
 
 def test_pattern_colour_and_the_renormalised_sink_view(toy):
@@ -216,7 +247,7 @@ def test_pattern_colour_and_the_renormalised_sink_view(toy):
     top = np.nanmax(heatmaps(stages)["softmax"])
     assert stages.layout.coloraxis2.cmax == pytest.approx(top, rel=1e-6)
     view = content.figures["renormalised-L0-H0"]
-    assert "“the” hidden, each row renormalised" in view.layout.title.text
+    assert "“ the” hidden, each row renormalised" in view.layout.title.text  # the toy BPE token keeps its space
     shown = next(iter(heatmaps(view).values()))
     pattern = trace.stages(0).pattern[0, 0].numpy()
     expected = pattern[:, 1:] / pattern[:, 1:].sum(axis=1, keepdims=True)

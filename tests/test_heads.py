@@ -38,7 +38,7 @@ def previous_token_toy():
     W_K maps LayerNorm(PE(j)) to LayerNorm(PE(j + 1)) (least squares over the positions used) and W_Q
     is a large multiple of the identity, so q_i·k_j = c·LN(PE(i))·LN(PE(j + 1)): largest at j = i − 1.
     """
-    model = load_model("toy-random", n_layers=1, n_heads=1, d_model=32, pe_base=10.0, causal=True)
+    model = load_model("toy-random", n_layers=1, n_heads=1, d_model=32, pe_base=10.0, causal=True, tokenizer="word")
     block = model.module.blocks[0]
     n = 14
     with torch.no_grad():

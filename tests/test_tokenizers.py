@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from model import tokenizers
-from model.tokenizers import CharTokenizer, GPT2BPETokenizer, WordTokenizer, get_tokenizer
+from model.heldout import EVERYDAY
+from model.tokenizers import CharTokenizer, GPT2BPETokenizer, ToyBPETokenizer, WordTokenizer, get_tokenizer
 
 
 def test_word_tokenizer_lowercases_and_marks_unknown_words():
@@ -87,9 +88,53 @@ def test_unknown_tokenizer_name():
 @settings(max_examples=60, deadline=None)
 @given(st.text(max_size=40))
 def test_every_tokenizer_takes_any_unicode(text):
-    for name in ("word", "char", "gpt2-bpe"):
+    for name in ("word", "char", "gpt2-bpe", "bpe"):
         tokens = get_tokenizer(name).encode(text)
         for t in tokens:
             assert 0 <= t.start <= t.end <= len(text)
             assert 0 <= t.id < get_tokenizer(name).d_vocab
             assert t.kind in tokenizers.KINDS
+
+
+def unknown_share(tokenizer, texts) -> float:
+    tokens = [t for text in texts for t in tokenizer.encode(text)]
+    return sum(t.kind == "unknown" for t in tokens) / len(tokens)
+
+
+def test_toy_bpe_reads_everyday_sentences_without_unknown_tokens():
+    """On held-out everyday sentences: the toy BPE never gives an unknown token (the target is ≤ 5%),
+    where the readable word vocabulary misses a good share of the words."""
+    bpe = get_tokenizer("bpe")
+    assert unknown_share(bpe, EVERYDAY) == 0.0
+    assert unknown_share(WordTokenizer(), EVERYDAY) > 0.1
+    tokens = [t for text in EVERYDAY for t in bpe.encode(text)]
+    words = sum(len(text.split()) for text in EVERYDAY)
+    assert len(tokens) < 2 * words  # most words are one or two pieces, not cut into letters
+
+
+def test_toy_bpe_pieces_cover_the_text_and_mark_subwords():
+    bpe = get_tokenizer("bpe")
+    text = "The Bank by the river, unbelievably 🦜!"
+    tokens = bpe.encode(text)
+    assert [t.text for t in tokens[:2]] == [" the", " bank"]  # lowercased, a space before every word
+    assert tokens[1].id == bpe.encode("bank")[0].id
+    assert (tokens[1].start, tokens[1].end) == (3, 8) and text[tokens[1].start : tokens[1].end].strip() == "Bank"
+    long_word = [t for t in tokens if t.word == 6]  # words: the, bank, by, the, river, ",", unbelievably
+    assert len(long_word) > 1 and all(t.kind == "subword" for t in long_word[1:])
+    assert "".join(t.text for t in long_word).strip() == "unbelievably"
+    emoji = [t for t in tokens if t.text.startswith("<") and t.text.endswith(">")]
+    assert emoji  # an unseen character falls back to its UTF-8 bytes, never to an unknown token
+    assert all(t.kind != "unknown" for t in tokens)
+
+
+def test_toy_bpe_mask_is_one_special_token():
+    bpe = get_tokenizer("bpe")
+    tokens = bpe.encode("The bank [MASK] the river.")
+    assert [t.text for t in tokens] == [" the", " bank", "[MASK]", " the", " river", "."]
+    assert tokens[2].kind == "special" and tokens[2].id == bpe.mask_id
+    assert bpe.pad_id == 0 and bpe.id_to_text(bpe.pad_id) == "[PAD]"
+
+
+def test_toy_bpe_file_is_needed(tmp_path):
+    with pytest.raises(RuntimeError, match="model.train"):
+        ToyBPETokenizer(tmp_path / "missing.json")

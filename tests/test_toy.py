@@ -86,7 +86,7 @@ def test_toy_options_shape_the_trace():
 
 
 def test_long_input_is_cut_to_context_with_notice():
-    model = load_model("toy-random", n_ctx=16)
+    model = load_model("toy-random", n_ctx=16, tokenizer="word")
     trace = model.trace("the cat " * 20)
     assert trace.input_ids.shape[1] == 16
     assert any("16" in n and "40" in n for n in trace.notices)

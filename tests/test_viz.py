@@ -472,38 +472,83 @@ def test_input_composition_figure():
 # --- embeddings --------------------------------------------------------------
 
 
-def test_projection_figure():
+def test_projection_figure_groups_contextual_points_by_sense():
     points = [
-        dict(label="bank", group="static", sentence=None, x=0.0, y=0.0),
-        dict(label="bank", group="contextual", sentence=0, x=1.0, y=1.0),
-        dict(label="bank", group="contextual", sentence=1, x=-1.0, y=1.5),
-        dict(label="<river>", group="reference", sentence=None, x=2.0, y=0.5),
+        dict(label="bank", group="static", sentence=None, sense=None, x=0.0, y=0.0),
+        dict(label="bank (s1)", group="contextual", sentence=0, sense="river", x=1.0, y=1.0),
+        dict(label="bank (s2)", group="contextual", sentence=1, sense="money", x=-1.0, y=1.5),
+        dict(label="bank (s3)", group="contextual", sentence=2, sense="river", x=1.2, y=0.9),
+        dict(label="<river> (s1)", group="reference", sentence=0, sense=None, x=2.0, y=0.5),
     ]
-    arrows = [dict(x0=0, y0=0, x1=1, y1=1, label="bank in s0"), dict(x0=0, y0=0, x1=-1, y1=1.5, label="bank in s1")]
-    fig = viz.projection_figure(points, arrows, title="Static vs contextual")
-    assert [t.name for t in fig.data] == ["static", "contextual · sentence 1", "contextual · sentence 2", "reference"]
-    assert list(fig.data[3].text) == ["&lt;river&gt;"]
-    assert "text" in fig.data[0].mode
-    colours = [t.marker.color for t in fig.data]
-    assert len(set(colours)) == 4
-    assert fig.data[1].marker.symbol == fig.data[2].marker.symbol != fig.data[0].marker.symbol
-    assert len(fig.layout.annotations) == 2
-    first = fig.layout.annotations[0]
-    assert (first.ax, first.ay, first.x, first.y) == (0, 0, 1, 1)
-    assert first.showarrow and first.arrowhead and first.axref == "x" and first.ayref == "y"
+    arrows = [dict(x0=0, y0=0, x1=p["x"], y1=p["y"], label=p["label"]) for p in points if p["group"] == "contextual"]
+    fig = viz.projection_figure(points, arrows, title="Static vs contextual", centroids={"river": (1.1, 0.95), "money": (-1.0, 1.5)})
+    names = [t.name for t in fig.data]
+    assert names == ["static (embedding table)", "in context · river", "in context · money", "reference words (in context)", "centre of each sense"]
+    assert list(fig.data[1].text) == ["bank (s1)", "bank (s3)"]  # hover text: one series per sense
+    assert fig.data[1].marker.color != fig.data[2].marker.color and fig.data[1].marker.symbol != fig.data[2].marker.symbol
+    assert list(fig.data[4].x) == [1.1, -1.0]
+    drawn = [a for a in fig.layout.annotations if a.arrowhead == 2]
+    assert [(a.ax, a.ay, a.x, a.y) for a in drawn] == [(0, 0, 1.0, 1.0), (0, 0, -1.0, 1.5), (0, 0, 1.2, 0.9)]
+    assert all(a.axref == "x" and a.ayref == "y" for a in drawn)
+    labels = sorted(a.text for a in fig.layout.annotations if a.arrowhead != 2)
+    assert labels == sorted(["bank", "bank (s1)", "bank (s2)", "bank (s3)", "&lt;river&gt; (s1)", "centre: river", "centre: money"])
     assert fig.layout.xaxis.title.text == "PC 1" and fig.layout.yaxis.title.text == "PC 2"
     assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.yaxis.scaleratio == 1
 
 
-def test_point_labels_that_would_collide_are_placed_apart_or_left_to_the_hover():
-    points = [dict(label=f"word{i}", group="reference", sentence=None, x=0.01 * i, y=0.0) for i in range(6)]
-    points.append(dict(label="far", group="static", sentence=None, x=5.0, y=5.0))
-    fig = viz.projection_figure(points, [], title="t")
-    close, far = fig.data[0], fig.data[1]
-    shown = [(text, position) for text, position in zip(close.text, close.textposition) if text]
-    assert 2 <= len(shown) < 6  # not all six fit around points 0.01 apart
-    assert len({position for _, position in shown}) == len(shown)  # each in its own place
-    assert list(far.text) == ["far"] and list(close.customdata) == [f"word{i}" for i in range(6)]  # hover keeps every name
+def _label_boxes(fig):
+    """Each label's box in pixels, as placed: the point's pixel position plus the annotation's offset."""
+    from viz.embeddings import MARGIN, PLACEMENT_FONT, label_box_size
+
+    x0, x1 = fig.layout.xaxis.range
+    y0, y1 = fig.layout.yaxis.range
+    scale = (fig.layout.width - MARGIN["l"] - MARGIN["r"]) / (x1 - x0)
+    boxes = []
+    for a in fig.layout.annotations:
+        if a.arrowhead == 2:
+            continue
+        w, h = label_box_size(a.text.replace("&lt;", "<").replace("&gt;", ">"), PLACEMENT_FONT)
+        cx, cy = (a.x - x0) * scale + a.ax, (y1 - a.y) * scale + a.ay
+        boxes.append((cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2))
+    return boxes, scale
+
+
+def test_projection_labels_never_overlap_even_when_points_crowd():
+    rng = np.random.default_rng(0)
+    points = [
+        dict(label=f"bank (s{i + 1})", group="contextual", sentence=i, sense="river" if i % 2 else "money", x=float(x), y=float(y))
+        for i, (x, y) in enumerate(rng.normal(scale=0.02, size=(14, 2)))
+    ]
+    points += [
+        dict(label=f"word{i} (s{i + 1})", group="reference", sentence=i, sense=None, x=float(x), y=float(y))
+        for i, (x, y) in enumerate(rng.normal(scale=1.0, size=(10, 2)))
+    ]
+    fig = viz.projection_figure(points, [], title="crowded")
+    boxes, scale = _label_boxes(fig)
+    assert len(boxes) == len(points)
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+    # and no label covers a marker
+    x0, _ = fig.layout.xaxis.range
+    _, y1 = fig.layout.yaxis.range
+    markers = [((p["x"] - x0) * scale, (y1 - p["y"]) * scale) for p in points]
+    for box in boxes:
+        for mx, my in markers:
+            nearest = (min(max(mx, box[0]), box[2]) - mx) ** 2 + (min(max(my, box[1]), box[3]) - my) ** 2
+            assert nearest >= 7.9**2
+
+
+def test_sense_layers_figure_draws_same_and_other_sense_per_layer():
+    by_layer = [
+        dict(layer="static", same=1.0, other=1.0, ratio=float("nan")),
+        dict(layer=0, same=0.9, other=0.88, ratio=0.5),
+        dict(layer=1, same=0.7, other=0.2, ratio=3.0),
+    ]
+    fig = viz.sense_layers_figure(by_layer, title="bank")
+    assert [t.name for t in fig.data] == ["same sense", "other sense"]
+    assert list(fig.data[0].y) == [1.0, 0.9, 0.7] and list(fig.data[1].y) == [1.0, 0.88, 0.2]
+    assert list(fig.layout.xaxis.ticktext) == ["static", "input", "after layer 0"]
 
 
 def test_trajectory_figure():

@@ -15,6 +15,7 @@ from viz import (
     position_similarity_heatmap,
     projection_figure,
     row_stats_figure,
+    sense_layers_figure,
     similarity_by_distance_figure,
     stages_figure,
     tokens_figure,
@@ -55,6 +56,7 @@ def empty_cases():
         ("tokens_figure", lambda: tokens_figure([])),
         ("projection_figure", lambda: projection_figure([], [], title="t")),
         ("trajectory_figure", lambda: trajectory_figure({}, title="t")),
+        ("sense_layers_figure", lambda: sense_layers_figure([], title="t")),
         ("next_token_figure", lambda: next_token_figure([], [], title="t")),
         ("last_row_figure", lambda: last_row_figure(np.zeros((0, 0)), [], [], title="t")),
     ]
@@ -76,6 +78,7 @@ def one_cases():
         ("tokens_figure", lambda: tokens_figure([dict(text="a", id=7, kind="normal")]), None),
         ("projection_figure", lambda: projection_figure([dict(label="a", group="static", sentence=None, x=0.25, y=0.5)], [], title="t"), [0.25]),
         ("trajectory_figure", lambda: trajectory_figure({"a (s1)": [(0.25, 0.5)]}, title="t"), [0.25]),
+        ("sense_layers_figure", lambda: sense_layers_figure([dict(layer=0, same=0.25, other=0.5, ratio=1.0)], title="t"), [0.25, 0.5]),
         ("next_token_figure", lambda: next_token_figure(["a"], [1.0], title="t"), [1.0]),
         ("last_row_figure", lambda: last_row_figure(one, ["a"], ["L0 H0"], title="t"), [1.0]),
     ]

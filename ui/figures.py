@@ -68,7 +68,9 @@ def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_sele
     st.session_state.setdefault(REGISTRY, {})[figure_id] = fig
     name = stamped_stem(figure_id, about_view())
     clicks = dict(on_select=on_select, selection_mode="points") if on_select is not None else {}
-    st.plotly_chart(fig, key=chart_key(figure_id), config=plotly_config(name, scale=_png_scale()), **clicks)
+    # a figure with its own width (labels placed in pixels) is drawn at that width, not stretched
+    width = "content" if fig.layout.width else "stretch"
+    st.plotly_chart(fig, key=chart_key(figure_id), config=plotly_config(name, scale=_png_scale()), width=width, **clicks)
     if not exports:
         return
     can_render, why = _static_export()

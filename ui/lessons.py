@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from model.corpus import HELD_OUT
+from model.heldout import BANK_AFTER, BANK_BEFORE
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,31 @@ class Lesson:
 LESSONS_BY_KEY: dict[str, Lesson] = {}  # filled below
 
 BANK_SENTENCES = "\n".join(HELD_OUT["river"][:2] + HELD_OUT["money"][:2])
+# Sentences written after training (model/heldout.py): the sense before "bank", or after it.
+BEFORE_TEXT = "\n".join(BANK_BEFORE["river"][:3] + BANK_BEFORE["money"][:3])
+BEFORE_SENSES = ", ".join(["river"] * 3 + ["money"] * 3)
+AFTER_TEXT = "\n".join(BANK_AFTER["river"][:3] + BANK_AFTER["money"][:3])
+AFTER_SENSES = BEFORE_SENSES
+BANK_LESSON_TEXT = {
+    ("causal", "before"): (
+        "The toy model's architecture with random weights, on sentences whose sense comes before “bank”. "
+        "Attention mixes in other words, but not in a way that sorts the two senses apart.",
+        "Compare the two lines of the lower plot with the trained model's: what did training change?",
+    ),
+    ("causal", "after"): (
+        "The same sentences through the trained toy model. It learned to predict the next word, so it has to "
+        "carry the sense at “bank”: the river and money groups part, most in the last layer.",
+        "Open the bidirectional lesson's sentences (sense after the word) with this model: can it part them? Why not?",
+    ),
+    ("bidirectional", "before"): (
+        "The bidirectional toy's architecture with random weights, on sentences whose sense comes after “bank”.",
+        "Does seeing both sides help a model that has learned nothing yet?",
+    ),
+    ("bidirectional", "after"): (
+        "The trained bidirectional toy sees the whole sentence, so a sense given after “bank” counts too.",
+        "Which layer parts the senses most? Compare with the causal toy on the same sentences.",
+    ),
+}
 
 LESSONS = (
     Lesson(
@@ -62,23 +88,46 @@ LESSONS = (
         "vector makes “the dog” at position 0 differ from “the dog” at position 3. Nearby positions get similar vectors.",
         "Lower the base to 10: what happens to the similarity of distant positions? Why might that be a problem for long texts?",
     ),
-    Lesson(
-        "bank-after-training",
-        "“bank” after training",
-        "pages/4_Embeddings.py",
-        dict(text=BANK_SENTENCES, model="toy", references="river, water, fishing, money, cash, coins"),
-        "The toy model was trained on sentences where “bank” means a river side or a place for money. "
-        "After training, each contextual “bank” moves towards the others of its sense.",
-        "Switch the model to “random weights (before training)”: do the two senses still separate? Why not?",
+    *(
+        Lesson(
+            f"bank-{model}-{when}",
+            f"“bank” {when} training: {label}",
+            "pages/4_Embeddings.py",
+            dict(text=text, model=name, senses=senses, references="river, water, fishing, money, cash, loan"),
+            explanation,
+            question,
+        )
+        for model, label, text, senses, runs in (
+            ("causal", "the toy model (left to right)", BEFORE_TEXT, BEFORE_SENSES, (("toy-random", "before"), ("toy", "after"))),
+            (
+                "bidirectional",
+                "the bidirectional toy",
+                AFTER_TEXT,
+                AFTER_SENSES,
+                (("toy-bidirectional-random", "before"), ("toy-bidirectional", "after")),
+            ),
+        )
+        for name, when in runs
+        for explanation, question in [BANK_LESSON_TEXT[(model, when)]]
     ),
     Lesson(
-        "bank-before-training",
-        "“bank” before training",
+        "bank-minilm",
+        "“bank” in a pretrained model: MiniLM",
         "pages/4_Embeddings.py",
-        dict(text=BANK_SENTENCES, model="toy-random", references="river, water, fishing, money, cash, coins"),
-        "The same sentences through the same architecture with random weights: the arrows still move, "
-        "because attention mixes in other words, but not in a way that tells the senses apart.",
-        "What did training change: the attention, the embeddings, or both? Compare the Attention page of both models.",
+        dict(text=AFTER_TEXT, model="minilm", senses=AFTER_SENSES, references="river, water, fishing, money, cash, loan"),
+        "all-MiniLM-L6-v2 was trained on a billion sentence pairs and sees the whole sentence. Here the sense "
+        "of “bank” comes only after the word; the two groups still part, layer by layer.",
+        "In which layer do the two lines of the lower plot part most? Is the input layer (0) able to tell them apart?",
+    ),
+    Lesson(
+        "bank-smollm2",
+        "“bank” in a pretrained decoder: SmolLM2",
+        "pages/4_Embeddings.py",
+        dict(text=BEFORE_TEXT, model="smollm2", senses=BEFORE_SENSES, references="river, water, fishing, money, cash, loan"),
+        "SmolLM2 reads left to right like the toy model, but was trained on trillions of words. Here the sense "
+        "of “bank” comes before the word, where a left-to-right model can see it.",
+        "Do the two groups part more or less than in the toy model, and in which layers? What happens with the "
+        "sense after the word (the MiniLM lesson's sentences)?",
     ),
     Lesson(
         "temperature",

@@ -21,7 +21,7 @@ from .focus import focus_figure, focus_range, renormalised_figure, renormalised_
 from .heatmap import attention_heatmap, downsample, weight_scale
 from .overview import heads_overview
 from .stages import row_entropy, row_stats_figure, stage_titles, stages_figure
-from .embeddings import projection_figure, trajectory_figure
+from .embeddings import projection_figure, sense_layers_figure, trajectory_figure
 from .labels import position_labels, safe_label, tick_axis
 from .positional import (
     input_composition_figure,
@@ -50,6 +50,7 @@ __all__ = [
     "position_labels",
     "position_similarity_heatmap",
     "projection_figure",
+    "sense_layers_figure",
     "renormalised_figure",
     "renormalised_without",
     "row_entropy",

@@ -26,6 +26,7 @@ SYMBOLS = ("circle", "diamond", "square", "triangle-up", "cross", "star")
 
 def _equal_axes(fig: go.Figure, title: str) -> go.Figure:
     fig.update_layout(
+        showlegend=True,
         template=SCREEN_TEMPLATE,
         title=dict(text=title),
         xaxis=dict(title="PC 1", zeroline=False),
@@ -35,58 +36,155 @@ def _equal_axes(fig: go.Figure, title: str) -> go.Figure:
     return fig
 
 
-def _series_key(point: dict) -> tuple[str, int | None]:
-    sentence = point.get("sentence")
-    return str(point.get("group", "")), None if sentence is None else int(sentence)
+# The sense figure has a fixed size, so that label boxes can be placed in pixels. Labels are placed
+# for the print theme's font (the largest): a box centred on the same spot with a smaller font lies
+# inside it, so labels that do not overlap in print do not overlap on screen either.
+FIGURE_WIDTH, FIGURE_HEIGHT = 900, 620
+MARGIN = dict(l=60, r=20, t=135, b=60)  # the legend sits in one row under the title
+LABEL_FONT = 13  # on screen
+PLACEMENT_FONT = 18  # the print theme's
+MARKER_RADIUS = 8  # px: markers are obstacles too
+NO_SENSE = "no sense given"
 
 
-def projection_figure(points: list[dict], arrows: list[dict], *, title: str) -> go.Figure:
-    """Labelled points in the PC 1 / PC 2 plane, with arrows between them.
+def label_box_size(text: str, font_size: float = PLACEMENT_FONT) -> tuple[float, float]:
+    """A generous estimate of a one-line label's box in pixels (width, height)."""
+    return 0.62 * font_size * max(len(text), 1) + 8, 1.35 * font_size + 4
 
-    ``points``: dicts with ``label``, ``group`` (e.g. "static",
-    "contextual", "reference"), ``sentence`` (int or None), ``x``, ``y``.
-    Points sharing group and sentence form one legend entry. Colour tells
-    sentences apart (points without a sentence are coloured by group), the
-    marker shape tells groups apart, so the chart stays readable in
-    greyscale and for colour-blind readers.
 
-    ``arrows``: dicts ``{x0, y0, x1, y1, label}``, drawn from ``(x0, y0)``
-    (e.g. the static vector) to ``(x1, y1)`` (its contextual version); the
-    label shows on hover over the arrow's tail.
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    """Whether two boxes (x0, y0, x1, y1) intersect."""
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _hits_circle(box: tuple[float, float, float, float], cx: float, cy: float, r: float) -> bool:
+    nearest_x, nearest_y = min(max(cx, box[0]), box[2]), min(max(cy, box[1]), box[3])
+    return (nearest_x - cx) ** 2 + (nearest_y - cy) ** 2 < r * r
+
+
+def place_labels(
+    anchors: list[tuple[float, float]], texts: list[str], width: float, height: float, font_size: float = PLACEMENT_FONT
+) -> list[tuple[float, float]]:
+    """Offsets (dx, dy) in pixels, one per label, from its anchor to its box centre, so that no two boxes
+    overlap, no box covers a marker, and boxes stay in the `width` × `height` plot area when they can.
+
+    anchors: the points in pixels (x to the right, y downwards). Greedy: each label takes the nearest
+    free spot on rings of growing radius around its point.
     """
+    import math
+
+    placed: list[tuple[float, float, float, float]] = []
+    offsets = []
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # long labels first: they are the hardest
+    chosen: dict[int, tuple[float, float]] = {}
+    for i in order:
+        (ax, ay), (w, h) = anchors[i], label_box_size(texts[i], font_size)
+        best = None
+        for inside in (True, False):
+            for radius in (14, 22, 32, 44, 58, 75, 95, 120, 150, 185, 225, 270, 320, 380, 450):
+                steps = max(8, int(2 * math.pi * radius / 18))
+                for k in range(steps):
+                    angle = -math.pi / 2 + 2 * math.pi * k / steps  # start above the point
+                    dx, dy = radius * math.cos(angle) * (1 + w / (2 * h) * 0.35), radius * math.sin(angle)
+                    box = (ax + dx - w / 2, ay + dy - h / 2, ax + dx + w / 2, ay + dy + h / 2)
+                    if inside and (box[0] < 0 or box[1] < 0 or box[2] > width or box[3] > height):
+                        continue
+                    if any(_overlaps(box, other) for other in placed):
+                        continue
+                    if any(_hits_circle(box, px, py, MARKER_RADIUS) for px, py in anchors):
+                        continue
+                    best = (dx, dy, box)
+                    break
+                if best:
+                    break
+            if best:
+                break
+        if best is None:  # nowhere free: stack it below everything placed (never on top of a label)
+            bottom = max((b[3] for b in placed), default=ay)
+            best = (0.0, bottom + h / 2 + 2 - ay, (ax - w / 2, bottom + 2, ax + w / 2, bottom + 2 + h))
+        placed.append(best[2])
+        chosen[i] = (best[0], best[1])
+    offsets = [chosen[i] for i in range(len(texts))]
+    return offsets
+
+
+def _plot_ranges(xs: list[float], ys: list[float], plot_w: float, plot_h: float, pad: float = 0.12) -> tuple[list[float], list[float]]:
+    """Axis ranges with equal scale in both directions that fill a `plot_w` × `plot_h` area."""
+    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+    span = max(x1 - x0, y1 - y0, 1e-6)
+    x0, x1, y0, y1 = x0 - pad * span, x1 + pad * span, y0 - pad * span, y1 + pad * span
+    scale = min(plot_w / (x1 - x0), plot_h / (y1 - y0))  # px per unit
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    half_w, half_h = plot_w / scale / 2, plot_h / scale / 2
+    return [cx - half_w, cx + half_w], [cy - half_h, cy + half_h]
+
+
+def _series_key(point: dict) -> tuple[str, str | None]:
+    group = str(point.get("group", ""))
+    if group == "contextual":
+        return group, point.get("sense") or NO_SENSE
+    return group, None
+
+
+def projection_figure(
+    points: list[dict],
+    arrows: list[dict],
+    *,
+    title: str,
+    centroids: dict[str, tuple[float, float]] | None = None,
+) -> go.Figure:
+    """Labelled points in the PC 1 / PC 2 plane, contextual points grouped by sense, arrows between them.
+
+    ``points``: dicts with ``label``, ``group`` ("static", "contextual", "reference"), ``sense`` (a
+    name or None), ``x``, ``y``. Contextual points are coloured and shaped by sense (one legend entry
+    per sense), static points are black squares, reference words grey diamonds; so the chart reads in
+    greyscale and for colour-blind readers. ``centroids``: sense → (x, y), drawn as a cross with the
+    sense's name. ``arrows``: dicts ``{x0, y0, x1, y1, label}`` from the static point to each
+    contextual one. Labels are placed so that they never overlap (see ``place_labels``).
+    """
+    centroids = centroids or {}
+    senses = list(dict.fromkeys(_series_key(p)[1] for p in points if p.get("group") == "contextual"))
+    colour = {sense: PALETTE[i % len(PALETTE)] for i, sense in enumerate(s for s in senses if s != NO_SENSE)}
+    colour[NO_SENSE] = "#777777"
+    sense_symbol = {sense: SYMBOLS[i % len(SYMBOLS)] for i, sense in enumerate(senses)}
+    style = {
+        "static": dict(symbol="square", color="#222222", name="static (embedding table)"),
+        "reference": dict(symbol="diamond", color="#999999", name="reference words (in context)"),
+    }
+
     if not points:
         return nothing_to_draw(title, "the word occurs in none of the sentences")
-    series: dict[tuple[str, int | None], list[dict]] = {}
+    series: dict[tuple[str, str | None], list[dict]] = {}
     for point in points:
         series.setdefault(_series_key(point), []).append(point)
 
-    colours: dict[tuple[str, object], str] = {}
-    symbols: dict[str, str] = {}
-
-    def colour_for(group: str, sentence: int | None) -> str:
-        key = ("sentence", sentence) if sentence is not None else ("group", group)
-        if key not in colours:
-            colours[key] = PALETTE[len(colours) % len(PALETTE)]
-        return colours[key]
-
     fig = go.Figure()
-    for (group, sentence), members in series.items():
-        symbol = symbols.setdefault(group, SYMBOLS[len(symbols) % len(SYMBOLS)])
-        name = group if sentence is None else f"{group} · sentence {sentence + 1}"
-        labels = [safe_label(p.get("label", "")) for p in members]
+    for (group, sense), members in series.items():
+        if group == "contextual":
+            look = dict(symbol=sense_symbol[sense], color=colour[sense], name=f"in context · {sense}")
+        else:
+            look = style.get(group, dict(symbol="circle", color="#555555", name=group))
         fig.add_trace(
             go.Scatter(
                 x=[float(p["x"]) for p in members],
                 y=[float(p["y"]) for p in members],
-                mode="markers+text",
-                name=safe_label(name),
-                text=labels,
-                customdata=labels,
-                textposition="top center",
-                textfont=dict(size=12),
-                marker=dict(size=11, symbol=symbol, color=colour_for(group, sentence), line=dict(width=1, color="white")),
-                hovertemplate="%{customdata}<br>%{fullData.name}<br>(%{x:.3f}, %{y:.3f})<extra></extra>",
-                meta=dict(role=LABELLED, labels=labels),
+                mode="markers",
+                name=safe_label(look["name"]),
+                text=[safe_label(p.get("label", "")) for p in members],
+                marker=dict(size=13 if group == "contextual" else 11, symbol=look["symbol"], color=look["color"], line=dict(width=1, color="white")),
+                hovertemplate="%{text}<br>%{fullData.name}<br>(%{x:.3f}, %{y:.3f})<extra></extra>",
+            )
+        )
+    if centroids:
+        fig.add_trace(
+            go.Scatter(
+                x=[c[0] for c in centroids.values()],
+                y=[c[1] for c in centroids.values()],
+                mode="markers",
+                name="centre of each sense",
+                text=[safe_label(name) for name in centroids],
+                marker=dict(size=16, symbol="x-thin", line=dict(width=3, color=[colour.get(n, "#777777") for n in centroids])),
+                hovertemplate="centre of “%{text}”<br>(%{x:.3f}, %{y:.3f})<extra></extra>",
             )
         )
 
@@ -104,13 +202,90 @@ def projection_figure(points: list[dict], arrows: list[dict], *, title: str) -> 
             hovertext=safe_label(arrow.get("label", "")),
             showarrow=True,
             arrowhead=2,
-            arrowsize=1.2,
-            arrowwidth=1.5,
-            arrowcolor="#555555",
-            standoff=7,
+            arrowsize=1.1,
+            arrowwidth=1.2,
+            arrowcolor="rgba(90,90,90,0.55)",
+            standoff=8,
             startstandoff=7,
         )
-    return place_point_labels(_equal_axes(fig, title))
+
+    plot_w = FIGURE_WIDTH - MARGIN["l"] - MARGIN["r"]
+    plot_h = FIGURE_HEIGHT - MARGIN["t"] - MARGIN["b"]
+    labelled = [(float(p["x"]), float(p["y"]), safe_label(p.get("label", "")), p) for p in points]
+    labelled += [(c[0], c[1], safe_label(f"centre: {name}"), None) for name, c in centroids.items()]
+    if labelled:
+        x_range, y_range = _plot_ranges([l[0] for l in labelled], [l[1] for l in labelled], plot_w, plot_h)
+        scale = plot_w / (x_range[1] - x_range[0])
+        anchors = [((x - x_range[0]) * scale, (y_range[1] - y) * scale) for x, y, _, _ in labelled]
+        offsets = place_labels(anchors, [l[2] for l in labelled], plot_w, plot_h)
+        for (x, y, text, point), (dx, dy) in zip(labelled, offsets):
+            sense = _series_key(point)[1] if point else None
+            fig.add_annotation(
+                x=x,
+                y=y,
+                xref="x",
+                yref="y",
+                text=text,
+                ax=dx,
+                ay=dy,
+                axref="pixel",
+                ayref="pixel",
+                showarrow=True,
+                arrowhead=0,
+                arrowwidth=0.8,
+                arrowcolor="rgba(120,120,120,0.7)",
+                standoff=6,
+                xanchor="center",
+                yanchor="middle",
+                font=dict(size=LABEL_FONT, color=colour.get(sense, "#333333") if point and point.get("group") == "contextual" else "#333333"),
+                bgcolor="rgba(255,255,255,0.75)",
+                name="label",
+            )
+        fig.update_layout(xaxis=dict(range=x_range), yaxis=dict(range=y_range))
+    _equal_axes(fig, title)
+    fig.update_layout(
+        width=FIGURE_WIDTH,
+        height=FIGURE_HEIGHT,
+        margin=MARGIN,
+        legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0, xanchor="left"),
+        title=dict(y=0.97, yanchor="top"),
+    )
+    return fig
+
+
+def sense_layers_figure(by_layer: list[dict], *, title: str) -> go.Figure:
+    """Per layer: mean similarity of an occurrence to the others of its sense, and to the other sense's.
+
+    ``by_layer``: dicts ``{layer, same, other, ratio}`` from the static embedding ("static") through
+    the input (0) to the last layer. Where the two lines part is where the network tells the senses apart.
+    """
+    if not by_layer:
+        return nothing_to_draw(title, "give the sense of the word in at least two sentences of two senses")
+    names = [("static" if b["layer"] == "static" else "input" if b["layer"] == 0 else f"after layer {b['layer'] - 1}") for b in by_layer]
+    x = list(range(len(by_layer)))
+    fig = go.Figure()
+    for key, name, colour, dash in (("same", "same sense", PALETTE[0], "solid"), ("other", "other sense", PALETTE[5], "dash")):
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=[float(b[key]) for b in by_layer],
+                mode="lines+markers",
+                name=name,
+                line=dict(color=colour, width=2.5, dash=dash),
+                marker=dict(size=9, color=colour),
+                customdata=[[n, float(b["ratio"])] for n, b in zip(names, by_layer)],
+                hovertemplate="%{customdata[0]}<br>" + name + ": mean cosine %{y:.3f}<br>centre distance ÷ spread %{customdata[1]:.2f}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        template=SCREEN_TEMPLATE,
+        title=dict(text=title),
+        xaxis=dict(title="where in the network", tickmode="array", tickvals=x, ticktext=names),
+        yaxis=dict(title="mean cosine similarity (centred)"),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
+        height=420,
+    )
+    return fig
 
 
 def trajectory_figure(tracks: dict[str, list[tuple[float, float]]], *, title: str) -> go.Figure:

@@ -17,8 +17,10 @@ from model.tokenizers import TOY_TOKENIZERS as TOKENIZER_CLASSES
 DEFAULT_TEXT = "Write a poem about a man fishing on a river bank.\nWrite a poem about a man withdrawing money from a bank."
 SESSION_MODEL = "trained-here"
 BUILTIN_MODELS = {
-    "toy": "Toy transformer, trained (built in)",
+    "toy": "Toy transformer, trained (built in; reads left to right)",
     "toy-random": "Toy transformer, random weights (before training)",
+    "toy-bidirectional": "Toy transformer, bidirectional, trained (sees both sides)",
+    "toy-bidirectional-random": "Toy transformer, bidirectional, random weights (before training)",
     SESSION_MODEL: "Toy transformer you trained (this session)",
     "minilm": "all-MiniLM-L6-v2 (pretrained BERT, bundled, offline)",
     "smollm2": "SmolLM2-135M-Instruct (pretrained Llama-style decoder, bundled, offline)",
@@ -54,7 +56,7 @@ class Settings:
 
     text: str = DEFAULT_TEXT  # one sentence per line
     model: str = "toy"
-    tokenizer: str = "word"  # the random-weight toy model's tokenizer
+    tokenizer: str = "bpe"  # the random-weight toy model's tokenizer
     layer: int = 0
     heads: tuple[int, ...] = (0,)
     mask: str = "model"  # "model" = the model's own, or one of MaskSpec.NAMES
@@ -64,6 +66,7 @@ class Settings:
     sentence: int = 0  # which sentence of the batch the pages draw (0-based)
     target: str = "bank"  # embeddings page: the word followed
     references: str = "river, water, money, deposit"  # embeddings page: comma-separated
+    senses: str = ""  # embeddings page: the sense of the word in each sentence, comma-separated ("river, money")
     theme: str = "screen"
     pe_positions: int = 64  # positional-encoding page: the sinusoidal matrix drawn
     pe_d_model: int = 64
@@ -95,6 +98,11 @@ class Settings:
     @property
     def reference_words(self) -> tuple[str, ...]:
         return tuple(word.strip() for word in self.references.split(",") if word.strip())
+
+    @property
+    def sense_names(self) -> list[str | None]:
+        """One sense name per sentence (None where none is given)."""
+        return [name.strip() or None for name in self.senses.split(",")] if self.senses.strip() else []
 
     @property
     def followed_word(self) -> str:
@@ -175,6 +183,7 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "sentence": "sent",
     "target": "target",
     "references": "refs",
+    "senses": "senses",
     "theme": "theme",
     "pe_positions": "pe_n",
     "pe_d_model": "pe_d",
@@ -241,6 +250,7 @@ PARSERS = {
     "sentence": int,
     "target": str,
     "references": str,
+    "senses": str,
     "theme": str,
     "pe_positions": int,
     "pe_d_model": int,
