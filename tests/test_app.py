@@ -9,6 +9,13 @@ from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
 from apptest_helpers import chart_titled, charts, heatmaps
+from model.tokenizers import get_tokenizer
+from model.train import default_model_config
+
+
+def toy_tokens(text: str) -> list[str]:
+    """The default toy's tokens (its BPE: pieces keep their leading space)."""
+    return [token.text for token in get_tokenizer(default_model_config().tokenizer).encode(text)]
 
 PAGES = ["pages/1_Tokens.py", "pages/2_Positional_encoding.py", "pages/3_Attention.py", "pages/4_Embeddings.py"]
 
@@ -60,9 +67,10 @@ def test_attention_stages_follow_the_maths_and_the_toggles():
     at.sidebar.multiselect(key="w_heads").set_value([1, 2]).run()
     stages = stages_chart(at, 2)
     raw, scaled, masked, pattern = (stages[k] for k in ("raw Q·Kᵀ", "÷ √d_k", "masked", "softmax"))
-    d_head = 16  # toy: d_model 64 / 4 heads
+    d_head = 32  # toy: d_model 128 / 4 heads
     np.testing.assert_allclose(scaled, raw / math.sqrt(d_head), rtol=1e-5, atol=1e-5)
-    n = 7  # "the cat sat on the mat ." in the word tokenizer
+    n = len(toy_tokens("The cat sat on the mat."))  # the longer sentence
+    assert n >= 7  # at least one token per word and the full stop
     assert raw.shape == (n, n)
     np.testing.assert_allclose(np.nansum(pattern, axis=1), 1, atol=1e-5)
     upper = np.triu(np.ones((n, n), dtype=bool), k=1)
@@ -88,7 +96,8 @@ def test_padding_in_a_batch_is_masked():
     at.sidebar.selectbox(key="w_mask").set_value("padding").run()
     stages = stages_chart(at, 0)
     pattern = stages["softmax"]
-    assert pattern.shape == (7, 7)
+    n = len(toy_tokens("The cat sat on the mat."))
+    assert toy_tokens("A dog ran.") == [" a", " dog", " ran", "."] and pattern.shape == (n, n)
     assert np.isnan(pattern[:, 4:]).all()  # [PAD] keys of the 4-token sentence
     np.testing.assert_allclose(np.nansum(pattern[:, :4], axis=1), 1, atol=1e-5)
 
@@ -152,7 +161,7 @@ def test_link_reproduces_a_view():
     at = start({"text": "The dog ran.", "layer": "1", "heads": "3", "mask": "none", "scale": "0", "temp": "2"})
     at = on_page(at, "pages/3_Attention.py")
     spec = chart_titled(at, ["layer 1 · head 3 · mask none"])
-    assert spec["layout"]["xaxis"]["ticktext"] == ["the", "dog", "ran", "."]
+    assert spec["layout"]["xaxis"]["ticktext"] == [" the", " dog", " ran", "."]  # the toy BPE's pieces keep their space
     stages = heatmaps(spec)
     np.testing.assert_allclose(stages["÷ √d_k"], stages["raw Q·Kᵀ"], rtol=1e-6)
 
@@ -220,6 +229,8 @@ def test_next_token_page_lists_probabilities_that_follow_the_temperature():
 
 
 def test_train_page_trains_and_every_page_uses_the_new_model():
+    from viz.content.settings import DEFAULT_TEXT
+
     at = on_page(start(), "pages/6_Train.py")
     at.selectbox[0].set_value(1)  # layers
     at.selectbox[1].set_value(2)  # heads
@@ -231,7 +242,8 @@ def test_train_page_trains_and_every_page_uses_the_new_model():
     assert at.sidebar.selectbox(key="w_model_choice").value == "trained-here"
     at = on_page(at, "pages/3_Attention.py")
     stages = heatmaps(chart_titled(at, ["trained-here · layer 0 · head 0"]))
-    assert stages["raw Q·Kᵀ"].shape == (12, 12)  # both default sentences are 12 word tokens
+    n = max(len(toy_tokens(text)) for text in DEFAULT_TEXT.split("\n"))  # the longer default sentence, in the toy BPE
+    assert stages["raw Q·Kᵀ"].shape == (n, n) and n >= 12  # at least one token per word
     np.testing.assert_allclose(stages["÷ √d_k"], stages["raw Q·Kᵀ"] / 4, rtol=1e-5, atol=1e-6)  # d_head = 32 / 2 heads
     assert any("one layer" in c.value for c in at.sidebar.caption)
 

@@ -58,7 +58,8 @@ def test_figure_draws_the_pinned_row_only_with_one_opacity_step_per_weight(trace
         assert all(abs(t.opacity - (min(int(weights[k] * 8), 7) + 1) / 8) < 1e-9 for k in keys)
     assert [t for t in fig.data if t.name == "worked example"][0].y == (-5, -1)
     texts = [t for t in fig.data if t.mode == "text"]
-    assert list(texts[1].text) == view.labels and "<b>mat</b>" in texts[0].text
+    assert list(texts[1].text) == view.labels
+    assert [t for t in texts[0].text if t.startswith("<b>")] == [f"<b>{view.labels[5]}</b>"]  # only the pinned token is bold
     assert "Lines below a weight of 0.02 are not drawn" in fig.layout.title.text
 
 

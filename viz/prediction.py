@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from viz._common import nothing_to_draw
-from viz.labels import safe_label
+from viz._common import labels_meta, nothing_to_draw
+from viz.labels import safe_label, tick_axis, ticks_for
 from viz.theme import SCREEN_TEMPLATE, SEQUENTIAL
 
 
@@ -37,10 +37,14 @@ def next_token_figure(tokens: list[str], probabilities: list[float], *, title: s
     return fig
 
 
+LAST_ROW_AXIS_PX = 900  # the key axis of a 1280 px export, less the margins and the colour bar
+
+
 def last_row_figure(rows, key_labels: list[str], row_labels: list[str], *, title: str) -> go.Figure:
     """What the last token attended to: one row per head, one column per key; weights in [0, 1]."""
     if not len(key_labels) or not len(row_labels):
         return nothing_to_draw(title, "no tokens" if not len(key_labels) else "no heads")
+    keys, last = [safe_label(k) for k in key_labels], len(key_labels) - 1
     fig = go.Figure(
         go.Heatmap(
             z=rows,
@@ -52,12 +56,13 @@ def last_row_figure(rows, key_labels: list[str], row_labels: list[str], *, title
             colorbar=dict(title=dict(text="weight", side="right")),
             hoverongaps=False,
             name="last query",
+            meta=dict(labels_meta(keys, None), keep=[None, last]),  # the print theme re-thins the ticks from these
         )
     )
     fig.update_layout(
         template=SCREEN_TEMPLATE,
         title=dict(text=title),
-        xaxis=dict(title="key (attended to)", tickmode="array", tickvals=list(range(len(key_labels))), ticktext=[safe_label(k) for k in key_labels]),
+        xaxis=dict(title="key (attended to)", **tick_axis(keys, max_ticks=ticks_for(LAST_ROW_AXIS_PX), keep=last)),
         yaxis=dict(tickmode="array", tickvals=list(range(len(row_labels))), ticktext=row_labels, autorange="reversed"),
         height=max(260, 90 + 26 * len(row_labels)),
     )
