@@ -17,6 +17,7 @@ def toy_tokens(text: str) -> list[str]:
     """The default toy's tokens (its BPE: pieces keep their leading space)."""
     return [token.text for token in get_tokenizer(default_model_config().tokenizer).encode(text)]
 
+
 PAGES = ["pages/1_Tokens.py", "pages/2_Positional_encoding.py", "pages/3_Attention.py", "pages/4_Embeddings.py"]
 
 
