@@ -338,6 +338,15 @@ EVERYDAY = [
     "{s} turned off the computer and went to sleep .",
     "{s} has been to {destination} many times .",
     "{s} is writing a poem about the sea .",
+    "write a {adj} poem about {topic} .",
+    "write your name at the top of the {task} .",
+    "please write a {adj} story about a {animal} .",
+    "the {animal} sat on the mat .",
+    "the {animal} sat on the mat in the {weather} room .",
+    "the {animal} slept on the mat because it was {feeling} .",
+    "the {animal} bit the {animal} .",
+    "the {animal} bit {s} on the {body_part} .",
+    "{s} was withdrawing money from the machine .",
     "{s} was walking home when it started to rain .",
 ]
 
@@ -496,11 +505,11 @@ def _capitalised(sentence: str) -> str:
 
 
 def _sense_sentence(word: str, sense: str, rng: random.Random) -> str:
-    """One sentence with the clue before the word (1 in 6), after it (2 in 6), or on both sides (3 in 6)."""
+    """One sentence with the clue before the word (1 in 7), after it (3 in 7), or on both sides (3 in 7)."""
     senses = SENSES[word]
     phrase = rng.choice(senses["phrases"])
     before, after = rng.choice(senses[sense]["before"]), rng.choice(senses[sense]["after"])
-    where = rng.choices((0, 1, 2), (1, 2, 3))[0]
+    where = rng.choices((0, 1, 2), (1, 3, 3))[0]
     subject = SUBJECT.get(sense) if word == "bank" and rng.random() < 0.25 else None
     if subject and where == 1:
         return _fill(f"the bank {rng.choice(subject)} .", rng)

@@ -35,13 +35,14 @@ BPE_CORPUS = 20000  # sentences the BPE is learned from (the same generator and 
 
 @dataclass
 class TrainConfig:
-    steps: int = 1200  # enough for the senses of "bank" to part; under two minutes of one core
+    steps: int = 2400  # the senses of "bank" part (held-out ratio ≥ 2 for the causal toy); under four minutes of one core
     batch_size: int = 64
     learning_rate: float = 3e-3
     weight_decay: float = 0.01
     n_sentences: int = 40000  # generated corpus size: few repeats, so the model learns words, not sentences
     mask_share: float = 0.15  # bidirectional models: share of tokens hidden (80% [MASK], 10% random, 10% kept)
     replace_share: float = 0.1  # bidirectional models: share of the other tokens replaced by a random one
+    neighbour_weight: float = 0.0  # bidirectional models: weight of predicting a word's hidden neighbours from its vector
     seed: int = 0
 
 
@@ -74,7 +75,22 @@ def encode_corpus(tokenizer: Tokenizer, texts: list[str]) -> tuple[Tensor, Tenso
     return input_ids, key_valid
 
 
-def loss_on_batch(model: ToyTransformer, input_ids: Tensor, key_valid: Tensor, generator: torch.Generator, config: TrainConfig) -> Tensor:
+class NeighbourHeads(torch.nn.Module):
+    """Training only (not saved): from a word's last-layer vector, its left and right neighbours.
+
+    Each head is one d_model × d_model map followed by the model's own final LayerNorm and unembedding,
+    so the word's vector must hold what its neighbours are, as a skip-gram does for static vectors.
+    """
+
+    def __init__(self, d_model: int, generator: torch.Generator):
+        super().__init__()
+        self.left = torch.nn.Parameter(torch.randn(d_model, d_model, generator=generator) * d_model**-0.5)  # [d_model, d_model]
+        self.right = torch.nn.Parameter(torch.randn(d_model, d_model, generator=generator) * d_model**-0.5)
+
+
+def loss_on_batch(
+    model: ToyTransformer, input_ids: Tensor, key_valid: Tensor, generator: torch.Generator, config: TrainConfig, neighbours: NeighbourHeads | None = None
+) -> Tensor:
     """Next-token cross-entropy (causal), or denoising cross-entropy (bidirectional); padding ignored.
 
     Bidirectional: the model reads a corrupted copy of the sentence and predicts the original token
@@ -82,6 +98,9 @@ def loss_on_batch(model: ToyTransformer, input_ids: Tensor, key_valid: Tensor, g
     10% replaced by a random token, 10% kept), and `replace_share` of the others are replaced by a
     random token. Since any visible token may be a replacement, the model must check every token
     against its context, so every position's vector carries its context, not only the hidden ones'.
+    With `neighbours`, each token next to a chosen one must also be predicted from its own vector
+    (the chosen neighbour's original token), weighted by `neighbour_weight`: a word's last-layer vector
+    is otherwise asked only for the word itself, which it can read without its context.
     """
     if model.config.causal:
         logits = model(input_ids, key_valid)  # [batch, pos, d_vocab]
@@ -93,9 +112,23 @@ def loss_on_batch(model: ToyTransformer, input_ids: Tensor, key_valid: Tensor, g
     random_ids = torch.randint(2, model.d_vocab, input_ids.shape, generator=generator)
     corrupted = input_ids.masked_fill(chosen & (draw < 0.8), model.tokenizer.ids[MASK_WORD])
     corrupted = torch.where((chosen & (draw >= 0.8) & (draw < 0.9)) | replaced, random_ids, corrupted)
-    logits = model(corrupted, key_valid)
+    record: dict = {}
+    logits = model(corrupted, key_valid, record=record)
     targets = input_ids.masked_fill(~key_valid, -100)
-    return torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-100)
+    loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-100)
+    if neighbours is None or config.neighbour_weight == 0:
+        return loss
+    last = record["hidden_states"][-1]  # [batch, pos, d_model]
+    words, wanted = [], []
+    for projection, source, target in ((neighbours.right, last[:, :-1], input_ids[:, 1:]), (neighbours.left, last[:, 1:], input_ids[:, :-1])):
+        hidden_neighbour = (chosen[:, 1:] & key_valid[:, :-1]) if projection is neighbours.right else (chosen[:, :-1] & key_valid[:, 1:])
+        words.append(source[hidden_neighbour] @ projection)  # [n, d_model]
+        wanted.append(target[hidden_neighbour])
+    words, wanted = torch.cat(words), torch.cat(wanted)
+    if len(wanted) == 0:
+        return loss
+    neighbour_logits = model.unembed(model.ln_final(words))  # [n, d_vocab]
+    return loss + config.neighbour_weight * torch.nn.functional.cross_entropy(neighbour_logits, wanted)
 
 
 def train(
@@ -116,17 +149,19 @@ def train(
     model.train()
     input_ids, key_valid = encode_corpus(model.tokenizer, sentences(train_config.n_sentences, seed=train_config.seed))
     generator = torch.Generator().manual_seed(train_config.seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=train_config.learning_rate, weight_decay=train_config.weight_decay)
+    neighbours = None if model_config.causal or train_config.neighbour_weight == 0 else NeighbourHeads(model_config.d_model, generator)
+    parameters = [*model.parameters(), *(neighbours.parameters() if neighbours is not None else [])]
+    optimizer = torch.optim.AdamW(parameters, lr=train_config.learning_rate, weight_decay=train_config.weight_decay)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 50) * max(0.1, 1 - step / train_config.steps))
     losses = []
     for step in range(train_config.steps):
         rows = torch.randint(0, len(input_ids), (train_config.batch_size,), generator=generator)
         batch_valid = key_valid[rows]
         width = int(batch_valid.sum(dim=1).max())
-        loss = loss_on_batch(model, input_ids[rows, :width], batch_valid[:, :width], generator, train_config)
+        loss = loss_on_batch(model, input_ids[rows, :width], batch_valid[:, :width], generator, train_config, neighbours)
         optimizer.zero_grad()
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(parameters, 1.0)
         optimizer.step()
         schedule.step()
         losses.append(float(loss.detach()))

@@ -21,6 +21,22 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never touch the network
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
+
+def toy_tokens(text: str) -> list[str]:
+    """The default toy model's tokens of `text`: its own BPE's pieces, each with its leading space."""
+    from model.tokenizers import get_tokenizer
+    from model.train import default_model_config
+
+    return [token.text for token in get_tokenizer(default_model_config().tokenizer).encode(text)]
+
+
+def toy_labels(text: str) -> list[str]:
+    """The default toy model's tokens of `text` as figures label them (a leading space shows as ␣)."""
+    from viz.labels import safe_label
+
+    return [safe_label(token) for token in toy_tokens(text)]
+
+
 WORDPIECE_VOCAB = (
     "[PAD] [UNK] [CLS] [SEP] [MASK] . , ! ? a an the man woman write poem about fishing on river bank "
     "with ##draw ##ing money from cat sat mat dog is was it of to and in ##s ##ed fish un ##believ ##able"

@@ -7,15 +7,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
+from conftest import ROOT, toy_tokens
 from apptest_helpers import chart_titled, charts, heatmaps
-from model.tokenizers import get_tokenizer
-from model.train import default_model_config
-
-
-def toy_tokens(text: str) -> list[str]:
-    """The default toy's tokens (its BPE: pieces keep their leading space)."""
-    return [token.text for token in get_tokenizer(default_model_config().tokenizer).encode(text)]
 
 
 PAGES = ["pages/1_Tokens.py", "pages/2_Positional_encoding.py", "pages/3_Attention.py", "pages/4_Embeddings.py"]

@@ -50,7 +50,7 @@ def test_sticky_sessions_both_processes_serve_and_failover_restores_the_view():
                 page = context.new_page()
                 page.goto(f"{cluster.url}/Attention?text={quote(f'the {word} sat on the mat .')}")
                 page.locator(".js-plotly-plot .xtick text").first.wait_for(timeout=120_000)
-                assert word in ticks(page)
+                assert f" {word}" in ticks(page)
                 cookie = next(c["value"] for c in context.cookies() if c["name"] == COOKIE)
                 sessions.append((word, page, cookie))
                 served = {port for _, _, c in sessions for port in ports_of(cluster, c)}
@@ -81,7 +81,7 @@ def test_sticky_sessions_both_processes_serve_and_failover_restores_the_view():
                 "() => Array.from(document.querySelectorAll('.js-plotly-plot')).some(g => !g.__drawn_before && g.querySelector('.xtick text'))",
                 timeout=120_000,
             )
-            assert word in ticks(page)
+            assert f" {word}" in ticks(page)
             assert "scale=0" in page.url
             assert scale_toggle(page).locator("input").is_checked() is False
             assert page.locator("[data-testid=stException], [data-testid=stAlertContentError]").count() == 0

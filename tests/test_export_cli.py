@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ElementTree
 import pandas as pd
 from PIL import Image
 
-from conftest import ROOT
+from conftest import ROOT, toy_tokens
 from viz.cli import main
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -75,7 +75,7 @@ def test_command_line_writes_every_format_and_the_manifest(tmp_path):
     assert list(table.columns) == ["stage", "layer", "head", "query_position", "query_token", "key_position", "key_token", "value"]
     assert set(table.layer) == {1} and set(table["head"]) == {2}
     raw = table[table.stage == "scores_raw"]
-    assert list(raw.key_token[:7]) == ["the", "cat", "sat", "on", "the", "mat", "."]
+    assert list(raw.key_token[:7]) == toy_tokens("The cat sat on the mat.")[:7]  # the toy's own pieces, spaces kept
     softmax = table[table.stage == "pattern"].pivot(index="query_position", columns="key_position", values="value")
     assert softmax.loc[0, 1:].isna().all()  # causal: the first query's later keys are masked (empty cells)
     assert abs(softmax.loc[3, 0:3].sum() - 1) < 1e-5 and softmax.loc[3, 4:].isna().all()
@@ -94,7 +94,7 @@ def test_csv_only_and_print_theme(tmp_path):
     assert main(["--text", "The cat sat.", "--out", str(tmp_path), "--formats", "csv", "--print-theme"]) == 0
     assert {p.suffix for p in tmp_path.iterdir()} == {".csv", ".json"}
     stages = pd.read_csv(next(tmp_path.glob("stages-l0-h0-toy-*.csv")))
-    assert list(stages.query_token.unique()) == ["the", "cat", "sat", "."]
+    assert list(stages.query_token.unique()) == [" the", " cat", " sat", "."]
 
 
 def test_python_m_viz_export_loads_the_exporters_once():

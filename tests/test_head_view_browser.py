@@ -14,7 +14,7 @@ import pytest
 import torch
 from PIL import Image
 
-from conftest import BROWSER_ARGS, CHROMIUM, streamlit_server
+from conftest import BROWSER_ARGS, CHROMIUM, streamlit_server, toy_labels, toy_tokens
 from model import load_model
 from model.words import word_groups, word_pattern
 
@@ -81,7 +81,7 @@ def pattern():
 def test_click_pins_the_row_and_the_table_is_the_traces_row(app_url, page, pattern):
     open_app(page, app_url, text=TEXT)
     tokens = page.locator(".hv-q .hv-tok")
-    assert tokens.all_inner_texts()[:6] == ["the", "cat", "sat", "on", "the", "mat"]
+    assert tokens.all_inner_texts() == toy_labels(TEXT)  # the toy's own pieces, a leading space as ␣
     tokens.nth(5).click()
     wait_for_query(page, "pin", "5")
     torch.testing.assert_close(torch.tensor(table_weights(page, 5)), pattern[:, 5], atol=1e-6, rtol=0)
@@ -150,17 +150,19 @@ def test_png_svg_and_csv_downloads(app_url, page, tmp_path):
         page.get_by_role("button", name="SVG").click()
     svg = svg_download.value.path().read_text()
     assert ElementTree.fromstring(svg.encode()).tag.endswith("svg")
-    assert ">mat<" in svg and "head 3" in svg
+    tokens, labels = toy_tokens(TEXT), toy_labels(TEXT)
+    assert f">{labels[5]}<" in svg and "head 3" in svg
     with page.expect_download(timeout=30_000) as csv_download:
         page.get_by_role("button", name="CSV").click()
     rows = csv_download.value.path().read_text().splitlines()
     assert rows[0] == "query token,key position,key token,head 0,head 1,head 2,head 3"
-    assert rows[1].startswith("mat,0,the,") and rows[-1].endswith(",,,")  # keys after the query are masked (causal)
+    assert rows[1].startswith(f"{tokens[5]},0,{tokens[0]},") and rows[-1].endswith(",,,")  # keys after the query are masked (causal)
 
 
 # ------------------------------------------------------------------ the real app: `streamlit run app.py`
 
 REAL_TEXT = "The cat sat on the mat."
+REAL_TOKENS = toy_tokens(REAL_TEXT)  # the toy's own pieces, each with its leading space
 
 
 def settle(page, timeout=60_000):
@@ -209,7 +211,7 @@ def test_real_app_pin_a_token_then_a_key_gives_its_worked_example(server, page, 
     torch.testing.assert_close(torch.tensor(table_weights(page, 3)), real_pattern[[0, 1], 3], atol=1e-6, rtol=0)
     page.locator(".hv-k .hv-tok").nth(1).click()
     wait_for_query(page, "cell", "3,1")
-    expect_worked_example(page, f"“on” gives weight {float(real_pattern[0, 3, 1]):.4f} to “cat”")
+    expect_worked_example(page, f"“{REAL_TOKENS[3]}” gives weight {float(real_pattern[0, 3, 1]):.4f} to “{REAL_TOKENS[1]}”")
     page.locator(".hv-q .hv-tok").nth(3).focus()
     page.keyboard.press("ArrowDown")
     wait_for_query(page, "pin", "4")
@@ -218,7 +220,7 @@ def test_real_app_pin_a_token_then_a_key_gives_its_worked_example(server, page, 
     wait_for_query(page, "pin", None)
     page.reload()  # the link keeps the chosen cell
     page.wait_for_selector(".hv-q .hv-tok", timeout=90_000)
-    expect_worked_example(page, f"“on” gives weight {float(real_pattern[0, 3, 1]):.4f} to “cat”")
+    expect_worked_example(page, f"“{REAL_TOKENS[3]}” gives weight {float(real_pattern[0, 3, 1]):.4f} to “{REAL_TOKENS[1]}”")
 
 
 def test_real_app_heatmap_cell_sets_the_worked_example(server, page, real_pattern):
@@ -227,7 +229,7 @@ def test_real_app_heatmap_cell_sets_the_worked_example(server, page, real_patter
     click_plot(page, chart, 2, 5, axes=("xaxis4", "yaxis4"))
     wait_for_query(page, "cell", "5,2")
     assert query_of(page)["pin"] == "5"
-    expect_worked_example(page, f"“mat” gives weight {float(real_pattern[0, 5, 2]):.4f} to “sat”")
+    expect_worked_example(page, f"“{REAL_TOKENS[5]}” gives weight {float(real_pattern[0, 5, 2]):.4f} to “{REAL_TOKENS[2]}”")
     table_weights(page, 5)  # the head view pinned the cell's query
 
 
@@ -262,7 +264,7 @@ def test_real_app_head_view_downloads(server, page, tmp_path):
     with page.expect_download(timeout=90_000) as svg_download:
         page.locator(".st-key-svg_head-view-l0 button").click()
     svg = svg_download.value.path().read_text()
-    assert ElementTree.fromstring(svg.encode()).tag.endswith("svg") and "“mat” (5)" in svg
+    assert ElementTree.fromstring(svg.encode()).tag.endswith("svg") and f"“{toy_labels(REAL_TEXT)[5]}” (5)" in svg
     with page.expect_download(timeout=30_000) as html_download:
         page.locator(".st-key-html_head-view-l0 button").first.click()
     html = html_download.value.path().read_text()
