@@ -11,7 +11,7 @@ from pathlib import Path
 
 import bench  # noqa: F401  (sets the offline / quiet environment first)
 
-SENTENCE = "the fisher sat on the river bank with his dog and the woman took money from the bank in town"
+SENTENCE = "the farmer sat on the river bank with his dog and the woman took money from the bank in town"
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 NOTES: dict[str, str] = {}  # what the benchmark had to work around in the app, for the report
 
