@@ -171,7 +171,7 @@ def texts_of_tokens(model_name: str, sizes: tuple[int, ...]) -> dict[int, str]:
     from model import load_model
 
     model = load_model(model_name)
-    words = "the fisher sat on the river bank with his dog and the woman took money from the bank in town".split()
+    words = "the farmer sat on the river bank with his dog and the woman took money from the bank in town".split()
     count = lambda text: len(model.tokenize([text])[0][0])  # noqa: E731
     specials = count(words[0]) - 1
     texts = {}
