@@ -43,6 +43,7 @@ class TrainConfig:
     mask_share: float = 0.15  # bidirectional models: share of tokens hidden (80% [MASK], 10% random, 10% kept)
     replace_share: float = 0.1  # bidirectional models: share of the other tokens replaced by a random one
     neighbour_weight: float = 0.0  # bidirectional models: weight of predicting a word's hidden neighbours from its vector
+    neighbour_window: int = 1  # bidirectional models: neighbours up to this many positions left and right
     seed: int = 0
 
 
@@ -76,16 +77,17 @@ def encode_corpus(tokenizer: Tokenizer, texts: list[str]) -> tuple[Tensor, Tenso
 
 
 class NeighbourHeads(torch.nn.Module):
-    """Training only (not saved): from a word's last-layer vector, its left and right neighbours.
+    """Training only (not saved): from a word's last-layer vector, its neighbours up to `window` away.
 
-    Each head is one d_model × d_model map followed by the model's own final LayerNorm and unembedding,
-    so the word's vector must hold what its neighbours are, as a skip-gram does for static vectors.
+    One d_model × d_model map per offset (−window … −1, 1 … window), followed by the model's own final
+    LayerNorm and unembedding, so the word's vector must hold what is around it, as a skip-gram does for
+    static vectors.
     """
 
-    def __init__(self, d_model: int, generator: torch.Generator):
+    def __init__(self, d_model: int, window: int, generator: torch.Generator):
         super().__init__()
-        self.left = torch.nn.Parameter(torch.randn(d_model, d_model, generator=generator) * d_model**-0.5)  # [d_model, d_model]
-        self.right = torch.nn.Parameter(torch.randn(d_model, d_model, generator=generator) * d_model**-0.5)
+        self.offsets = [o for o in range(-window, window + 1) if o != 0]
+        self.maps = torch.nn.Parameter(torch.randn(len(self.offsets), d_model, d_model, generator=generator) * d_model**-0.5)  # [offset, d_model, d_model]
 
 
 def loss_on_batch(
@@ -120,10 +122,14 @@ def loss_on_batch(
         return loss
     last = record["hidden_states"][-1]  # [batch, pos, d_model]
     words, wanted = [], []
-    for projection, source, target in ((neighbours.right, last[:, :-1], input_ids[:, 1:]), (neighbours.left, last[:, 1:], input_ids[:, :-1])):
-        hidden_neighbour = (chosen[:, 1:] & key_valid[:, :-1]) if projection is neighbours.right else (chosen[:, :-1] & key_valid[:, 1:])
-        words.append(source[hidden_neighbour] @ projection)  # [n, d_model]
-        wanted.append(target[hidden_neighbour])
+    n_pos = input_ids.shape[1]
+    for index, offset in enumerate(neighbours.offsets):
+        if abs(offset) >= n_pos:
+            continue
+        here, there = (slice(0, n_pos - offset), slice(offset, n_pos)) if offset > 0 else (slice(-offset, n_pos), slice(0, n_pos + offset))
+        hidden_neighbour = chosen[:, there] & key_valid[:, here]  # the neighbour is one of the chosen tokens
+        words.append(last[:, here][hidden_neighbour] @ neighbours.maps[index])  # [n, d_model]
+        wanted.append(input_ids[:, there][hidden_neighbour])
     words, wanted = torch.cat(words), torch.cat(wanted)
     if len(wanted) == 0:
         return loss
@@ -149,7 +155,9 @@ def train(
     model.train()
     input_ids, key_valid = encode_corpus(model.tokenizer, sentences(train_config.n_sentences, seed=train_config.seed))
     generator = torch.Generator().manual_seed(train_config.seed)
-    neighbours = None if model_config.causal or train_config.neighbour_weight == 0 else NeighbourHeads(model_config.d_model, generator)
+    neighbours = None
+    if not model_config.causal and train_config.neighbour_weight > 0:
+        neighbours = NeighbourHeads(model_config.d_model, train_config.neighbour_window, generator)
     parameters = [*model.parameters(), *(neighbours.parameters() if neighbours is not None else [])]
     optimizer = torch.optim.AdamW(parameters, lr=train_config.learning_rate, weight_decay=train_config.weight_decay)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 50) * max(0.1, 1 - step / train_config.steps))
