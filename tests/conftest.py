@@ -30,11 +30,11 @@ def toy_tokens(text: str) -> list[str]:
     return [token.text for token in get_tokenizer(default_model_config().tokenizer).encode(text)]
 
 
-def toy_labels(text: str) -> list[str]:
-    """The default toy model's tokens of `text` as figures label them (a leading space shows as ␣)."""
+def toy_labels(text: str, visible_spaces: bool = False) -> list[str]:
+    """The default toy model's tokens of `text` as figures label them (`visible_spaces`: a space as ␣)."""
     from viz.labels import safe_label
 
-    return [safe_label(token) for token in toy_tokens(text)]
+    return [safe_label(token, visible_spaces=visible_spaces) for token in toy_tokens(text)]
 
 
 WORDPIECE_VOCAB = (

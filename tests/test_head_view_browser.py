@@ -81,7 +81,7 @@ def pattern():
 def test_click_pins_the_row_and_the_table_is_the_traces_row(app_url, page, pattern):
     open_app(page, app_url, text=TEXT)
     tokens = page.locator(".hv-q .hv-tok")
-    assert tokens.all_inner_texts() == toy_labels(TEXT)  # the toy's own pieces, a leading space as ␣
+    assert tokens.all_inner_texts() == toy_labels(TEXT, visible_spaces=True)  # the toy's own pieces, a leading space as ␣
     tokens.nth(5).click()
     wait_for_query(page, "pin", "5")
     torch.testing.assert_close(torch.tensor(table_weights(page, 5)), pattern[:, 5], atol=1e-6, rtol=0)

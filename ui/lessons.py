@@ -43,8 +43,9 @@ BANK_LESSON_TEXT = {
         "Does seeing both sides help a model that has learned nothing yet?",
     ),
     ("bidirectional", "after"): (
-        "The trained bidirectional toy sees the whole sentence, so a sense given after “bank” counts too.",
-        "Which layer parts the senses most? Compare with the causal toy on the same sentences.",
+        "The trained bidirectional toy sees the whole sentence, so a sense given after “bank” can reach it. "
+        "Here the two groups part only a little: where “bank” sits in the sentence still spreads them more than its sense.",
+        "Which layer parts the senses most? Compare with the causal toy and with MiniLM on the same sentences.",
     ),
 }
 
