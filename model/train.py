@@ -44,6 +44,8 @@ class TrainConfig:
     replace_share: float = 0.1  # bidirectional models: share of the other tokens replaced by a random one
     neighbour_weight: float = 0.0  # bidirectional models: weight of predicting a word's hidden neighbours from its vector
     neighbour_window: int = 1  # bidirectional models: neighbours up to this many positions left and right
+    context_weight: float = 0.0  # bidirectional models: weight of predicting the sentence's hidden words from a word's vector
+    context_share: float = 0.25  # bidirectional models: share of the positions asked for them (a sample keeps it cheap)
     seed: int = 0
 
 
@@ -90,8 +92,26 @@ class NeighbourHeads(torch.nn.Module):
         self.maps = torch.nn.Parameter(torch.randn(len(self.offsets), d_model, d_model, generator=generator) * d_model**-0.5)  # [offset, d_model, d_model]
 
 
+class ContextHead(torch.nn.Module):
+    """Training only (not saved): from a word's last-layer vector, the hidden words of its sentence, wherever they are.
+
+    One d_model × d_model map followed by the model's own final LayerNorm and unembedding; the target
+    is the bag of the sentence's chosen (hidden) tokens, so the vector must hold what the sentence is about.
+    """
+
+    def __init__(self, d_model: int, generator: torch.Generator):
+        super().__init__()
+        self.map = torch.nn.Parameter(torch.randn(d_model, d_model, generator=generator) * d_model**-0.5)  # [d_model, d_model]
+
+
 def loss_on_batch(
-    model: ToyTransformer, input_ids: Tensor, key_valid: Tensor, generator: torch.Generator, config: TrainConfig, neighbours: NeighbourHeads | None = None
+    model: ToyTransformer,
+    input_ids: Tensor,
+    key_valid: Tensor,
+    generator: torch.Generator,
+    config: TrainConfig,
+    neighbours: NeighbourHeads | None = None,
+    context: ContextHead | None = None,
 ) -> Tensor:
     """Next-token cross-entropy (causal), or denoising cross-entropy (bidirectional); padding ignored.
 
@@ -102,7 +122,9 @@ def loss_on_batch(
     against its context, so every position's vector carries its context, not only the hidden ones'.
     With `neighbours`, each token next to a chosen one must also be predicted from its own vector
     (the chosen neighbour's original token), weighted by `neighbour_weight`: a word's last-layer vector
-    is otherwise asked only for the word itself, which it can read without its context.
+    is otherwise asked only for the word itself, which it can read without its context. With `context`,
+    a sample of the positions (`context_share`) must also predict the bag of the sentence's chosen tokens,
+    weighted by `context_weight`.
     """
     if model.config.causal:
         logits = model(input_ids, key_valid)  # [batch, pos, d_vocab]
@@ -118,9 +140,18 @@ def loss_on_batch(
     logits = model(corrupted, key_valid, record=record)
     targets = input_ids.masked_fill(~key_valid, -100)
     loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-100)
-    if neighbours is None or config.neighbour_weight == 0:
-        return loss
     last = record["hidden_states"][-1]  # [batch, pos, d_model]
+    if context is not None:
+        asked = (torch.rand(input_ids.shape, generator=generator) < config.context_share) & key_valid
+        bag = torch.zeros(input_ids.shape[0], model.d_vocab).scatter_add_(1, input_ids, chosen.float())  # [batch, d_vocab]
+        asked &= chosen.sum(dim=1, keepdim=True) > 0  # sentences with at least one hidden token
+        if asked.any():
+            rows = asked.nonzero()[:, 0]
+            log_p = torch.log_softmax(model.unembed(model.ln_final(last[asked] @ context.map)), dim=-1)  # [n, d_vocab]
+            wanted_bag = bag[rows] / bag[rows].sum(dim=-1, keepdim=True)
+            loss = loss + config.context_weight * -(log_p * wanted_bag).sum(dim=-1).mean()
+    if neighbours is None:
+        return loss
     words, wanted = [], []
     n_pos = input_ids.shape[1]
     for index, offset in enumerate(neighbours.offsets):
@@ -158,7 +189,8 @@ def train(
     neighbours = None
     if not model_config.causal and train_config.neighbour_weight > 0:
         neighbours = NeighbourHeads(model_config.d_model, train_config.neighbour_window, generator)
-    parameters = [*model.parameters(), *(neighbours.parameters() if neighbours is not None else [])]
+    context = ContextHead(model_config.d_model, generator) if not model_config.causal and train_config.context_weight > 0 else None
+    parameters = [*model.parameters(), *(head for extra in (neighbours, context) if extra is not None for head in extra.parameters())]
     optimizer = torch.optim.AdamW(parameters, lr=train_config.learning_rate, weight_decay=train_config.weight_decay)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 50) * max(0.1, 1 - step / train_config.steps))
     losses = []
@@ -166,7 +198,7 @@ def train(
         rows = torch.randint(0, len(input_ids), (train_config.batch_size,), generator=generator)
         batch_valid = key_valid[rows]
         width = int(batch_valid.sum(dim=1).max())
-        loss = loss_on_batch(model, input_ids[rows, :width], batch_valid[:, :width], generator, train_config, neighbours)
+        loss = loss_on_batch(model, input_ids[rows, :width], batch_valid[:, :width], generator, train_config, neighbours, context)
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(parameters, 1.0)

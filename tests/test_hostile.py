@@ -78,7 +78,7 @@ def test_duplicated_sentences_and_a_missing_target_word():
     at = on_page(at, "pages/4_Embeddings.py")
     assert any("occurs in none" in w.value for w in at.warning)
     at.text_input(key="w_target").set_value("cat").run()
-    assert chart_titled(at, ["“cat”: static"])
+    assert chart_titled(at, ["“cat” after layer 1 (toy)"])  # the projection of the word followed
 
 
 def test_local_folders_are_refused_unless_the_operator_allows_them(monkeypatch, tmp_path):
