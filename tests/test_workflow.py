@@ -6,7 +6,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from apptest_helpers import chart_titled, heatmaps
-from conftest import ROOT
+from conftest import ROOT, toy_tokens
 from ui import PAGES
 
 ATTENTION_KEYS = ("w_layer", "w_heads", "w_mask", "w_hidden", "w_scaling", "w_temperature")
@@ -104,7 +104,7 @@ def test_scaling_lab_follows_its_d_k_slider_and_marks_the_models_own():
     assert bars["softmax(q·k), no division"].max() > 0.99 > bars["softmax(q·k / √d_k)"].max()
     spread = chart_titled(at, ["Spread of q·k"])
     marks = sorted(round(shape["x0"]) for shape in spread["layout"]["shapes"])
-    assert marks == [16, 1024]  # the toy model's d_k = 64 / 4 heads, and the chosen one
+    assert marks == [32, 1024]  # the toy model's d_k = 128 / 4 heads, and the chosen one
     assert at.query_params["dk"] == "1024"
     assert not [w for w in at.sidebar.get("select_slider") if w.key == "w_temperature"]
 
@@ -130,8 +130,5 @@ def test_a_lesson_asks_before_replacing_typed_sentences_stays_on_its_page_and_un
     at.button(key="lesson_undo").click().run()
     assert at.sidebar.text_area(key="w_text").value == "My own sentence about the bank."
     assert not any("Lesson:" in m.value for m in at.main.markdown)
-    assert chart_titled(at, ["toy · layer 0 · head 0 · mask causal+padding"])["layout"]["xaxis"]["ticktext"][:3] == [
-        "my",
-        "[UNK]",
-        "[UNK]",
-    ]  # the toy vocabulary has neither "own" nor "sentence"
+    ticks = chart_titled(at, ["toy · layer 0 · head 0 · mask causal+padding"])["layout"]["xaxis"]["ticktext"]
+    assert ticks == toy_tokens("My own sentence about the bank.")  # the user's sentence back, in the toy's own pieces
