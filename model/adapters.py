@@ -386,6 +386,7 @@ class HFModel(TracedModel):
             ablate=frozenset(ablate),
             ablate_with=ablate_with,
             key_valid=key_valid,
+            n_layers=self.n_layers,
         )
         layers = _get(self.base, self.architecture.layers)
         hidden: list[Tensor] = [None] * (self.n_layers + 1)
@@ -412,9 +413,9 @@ class HFModel(TracedModel):
             static_embeddings=self.base.get_input_embeddings().weight[input_ids].detach(),
             positional=self.position_matrix(n_pos),
             hidden_states=torch.stack(hidden),  # [n_layers + 1, batch, pos, d_model]
-            q=torch.stack(run.q),  # [n_layers, batch, head, pos, d_head]
-            k=torch.stack(run.k),  # one per query head: a shared key/value head is repeated
-            v=torch.stack(run.v),
+            q=run.q,  # [n_layers, batch, head, pos, d_head]
+            k=run.k,  # one per query head: a shared key/value head is repeated
+            v=run.v,
             divisors=tuple(run.divisors),
             logits=getattr(output, "logits", None) if self.lm_head else None,
         )

@@ -82,18 +82,8 @@ def attention_stages(
         scores_masked = scores_scaled
     else:  # one pass, where a copy and a fill would take two
         scores_masked = torch.where(mask, scores_scaled, torch.tensor(float("-inf"), dtype=scores_scaled.dtype))
-    has_key = mask.any(dim=-1, keepdim=True)  # [..., query_pos, 1]
+    pattern = masked_softmax(scores_scaled.clone(), mask, temperature)
     mask = mask.expand_as(scores_scaled)
-
-    logits = scores_masked
-    every_row_has_a_key = bool(has_key.all())
-    if not every_row_has_a_key:  # softmax of an all −inf row is NaN: give it a finite input, then zero it
-        logits = torch.where(has_key, scores_masked, torch.zeros((), dtype=scores_masked.dtype))
-    if temperature != 1.0:
-        logits = logits / temperature
-    pattern = torch.softmax(logits, dim=-1)
-    if not every_row_has_a_key:
-        pattern = pattern * has_key
 
     z = pattern @ v  # [..., head, query_pos, key_pos] @ [..., head, key_pos, d_head]
     return AttentionStages(
@@ -106,6 +96,52 @@ def attention_stages(
         scale=divisor,
         temperature=float(temperature),
     )
+
+
+def masked_softmax(scores: Tensor, mask: Tensor, temperature: float = 1.0) -> Tensor:
+    """softmax(scores / temperature) over keys where `mask` allows (True); 0 where it forbids.
+
+    `scores` `[..., query_pos, key_pos]` is overwritten (pass a tensor of your own). A forbidden score
+    becomes the most negative float rather than −∞: exp of it is exactly 0 all the same (the weights are
+    bit for bit those of −∞), the CPU's vectorised exp takes its fast path, and a row whose keys are all
+    forbidden stays finite, so it is zeroed instead of turning into NaN.
+    """
+    if temperature != 1.0:
+        scores.div_(temperature)  # before the fill: the lowest float ÷ a temperature below 1 would be −∞
+    every_key = bool(mask.all())
+    if not every_key:
+        scores.masked_fill_(~mask, torch.finfo(scores.dtype).min)
+    pattern = torch.softmax(scores, dim=-1)
+    if not every_key:
+        has_key = mask.any(dim=-1, keepdim=True)  # [..., query_pos, 1]
+        if not bool(has_key.all()):
+            pattern.mul_(has_key)
+    return pattern
+
+
+def attention_output(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    scale: bool = True,
+    temperature: float = 1.0,
+    divisor: float | None = None,
+) -> tuple[Tensor, Tensor]:
+    """`(pattern, z)` of `attention_stages` with the same arguments, bit for bit, without keeping the stages.
+
+    What a model's forward pass needs in every layer: the same operations in the same order, done in
+    place on one score tensor, so that a traced forward pass costs about what the model's own does. A page
+    shows the stages of a layer with `attention_stages`, from the q, k and v the pass recorded.
+    """
+    if not temperature > 0 or not math.isfinite(temperature):
+        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+    scores = q @ k.transpose(-1, -2)
+    divisor = (math.sqrt(q.shape[-1]) if divisor is None else float(divisor)) if scale else 1.0
+    scores.mul_(1.0 / divisor)
+    mask = torch.ones((), dtype=torch.bool, device=q.device) if mask is None else mask.to(torch.bool)
+    pattern = masked_softmax(scores, mask, temperature)
+    return pattern, pattern @ v
 
 
 def ablated(z: Tensor, heads: list[int], how: str = "zero", key_valid: Tensor | None = None) -> Tensor:

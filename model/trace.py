@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 import torch
 from torch import Tensor
 
-from model.attention import AttentionStages, MaskSpec, attention_stages, entropy_bits
+from model.attention import AttentionStages, MaskSpec, attention_output, attention_stages, entropy_bits
 from model.tokenizers import Token, is_visible_text
 
 MAX_SENTENCES = 32  # a batch larger than a class can read is cut, with a notice
@@ -155,6 +155,30 @@ class Trace:
             temperature=self.temperature if temperature is None else temperature,
             divisor=self.divisors[layer] if self.divisors else None,
         )
+
+    def pattern(
+        self,
+        layer: int,
+        sentence: int | None = None,
+        mask: MaskSpec | None = None,
+        scale: bool | None = None,
+        temperature: float | None = None,
+    ) -> Tensor:
+        """`stages(layer, ...).pattern` bit for bit, without keeping the other stages: `[batch, head, query_pos,
+        key_pos]`, or `[head, query_pos, key_pos]` for one sentence (computed for that sentence only)."""
+        if not 0 <= layer < self.n_layers:
+            raise IndexError(f"layer {layer} out of range 0…{self.n_layers - 1}")
+        rows = slice(None) if sentence is None else slice(sentence, sentence + 1)
+        pattern, _ = attention_output(
+            self.q[layer, rows],
+            self.k[layer, rows],
+            self.v[layer, rows],
+            self.attend(mask)[rows],
+            scale=self.scale if scale is None else scale,
+            temperature=self.temperature if temperature is None else temperature,
+            divisor=self.divisors[layer] if self.divisors else None,
+        )
+        return pattern if sentence is None else pattern[0]
 
     def next_token(self, sentence: int, id_to_text, temperature: float = 1.0, k: int = 10) -> dict:
         """The model's prediction after the last token of one sentence (see `prediction`)."""

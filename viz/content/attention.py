@@ -176,8 +176,8 @@ def output_step(trace, model, sentence: int, layer: int, heads: list[int], stage
 def scaling_figures(trace, sentence: int, layer: int, head: int, *, pattern_colour: str = "fixed") -> dict[str, go.Figure]:
     """The softmax with and without 1/√d_k on one colour scale, and how peaked each row is in both."""
     labels = sentence_labels(trace, sentence)
-    scaled = trace.stages(layer, scale=True).pattern[sentence, head].numpy()
-    unscaled = trace.stages(layer, scale=False).pattern[sentence, head].numpy()
+    scaled = trace.pattern(layer, sentence, scale=True)[head].numpy()
+    unscaled = trace.pattern(layer, sentence, scale=False)[head].numpy()
     hidden = ~trace.attend()[sentence, 0].numpy()
     stats = row_stats_figure(scaled, unscaled, labels, masked=hidden)
     shown, block_labels, block_hidden, block = fit({"pattern": scaled, "unscaled": unscaled}, labels, hidden)
@@ -210,7 +210,11 @@ def scaling_figures(trace, sentence: int, layer: int, head: int, *, pattern_colo
 def overview_figure(trace, sentence: int, *, pattern_colour: str = "fixed") -> go.Figure:
     """Every head of every layer as small multiples (downsampled for long inputs)."""
     labels = sentence_labels(trace, sentence)
-    patterns = np.stack([trace.stages(layer).pattern[sentence].numpy() for layer in range(trace.n_layers)])
+    first = trace.pattern(0, sentence).numpy()
+    patterns = np.empty((trace.n_layers, *first.shape), dtype=first.dtype)  # filled layer by layer: one copy in memory
+    patterns[0] = first
+    for layer in range(1, trace.n_layers):
+        patterns[layer] = trace.pattern(layer, sentence).numpy()
     hidden = ~trace.attend()[sentence, 0].numpy()
     return heads_overview(
         patterns,
