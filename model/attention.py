@@ -179,25 +179,38 @@ class MaskSpec:
 
     causal: a query at position i sees keys j ≤ i only (GPT-style).
     padding: padded keys (beyond a sentence's end in a batch) are hidden.
-    hidden_keys: key positions hidden from every query (to ask "what if this token were not there?").
+    hidden_keys: key positions hidden from every query of every sentence.
+    hidden_in: (sentence, key position) pairs, each hidden from the queries of that sentence (that row
+    of the batch) only: "what if this token were not there?", asked of one sentence.
     """
 
     causal: bool = False
     padding: bool = True
     hidden_keys: tuple[int, ...] = ()
+    hidden_in: tuple[tuple[int, int], ...] = ()  # (sentence, key_pos)
 
     NAMES = ("none", "causal", "padding", "causal+padding")
 
     @classmethod
     def parse(cls, name: str, hidden_keys=()) -> MaskSpec:
-        """`"none"`, `"causal"`, `"padding"` or `"causal+padding"`."""
+        """`"none"`, `"causal"`, `"padding"` or `"causal+padding"`.
+
+        hidden_keys: key positions (hidden in every sentence) or (sentence, position) pairs (hidden in
+        that sentence only), mixed as needed.
+        """
         if name not in cls.NAMES:
             raise ValueError(f"unknown mask {name!r}; choose one of {', '.join(cls.NAMES)}")
+        pairs = {(int(h[0]), int(h[1])) for h in hidden_keys if isinstance(h, (tuple, list))}
         return cls(
             causal="causal" in name,
             padding="padding" in name,
-            hidden_keys=tuple(sorted({int(i) for i in hidden_keys})),
+            hidden_keys=tuple(sorted({int(h) for h in hidden_keys if not isinstance(h, (tuple, list))})),
+            hidden_in=tuple(sorted(pairs)),
         )
+
+    def hidden_for(self, sentence: int) -> tuple[int, ...]:
+        """The key positions hidden from the queries of one sentence (row of the batch)."""
+        return tuple(sorted({*self.hidden_keys, *(j for s, j in self.hidden_in if s == sentence)}))
 
     @property
     def name(self) -> str:
@@ -219,6 +232,9 @@ class MaskSpec:
         for j in self.hidden_keys:
             if 0 <= j < n_pos:
                 mask[..., j] = False
+        for sentence, j in self.hidden_in:  # one row of the batch: the other sentences keep that key
+            if 0 <= sentence < batch and 0 <= j < n_pos:
+                mask[sentence, ..., j] = False
         return mask
 
 
