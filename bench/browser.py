@@ -287,7 +287,7 @@ def _toggle_actions(page) -> dict:
         "mask": (choose_mask("none (every key visible)"), choose_mask("the model's own")),
         "scaling": (scaling, scaling),
         "temperature": (temperature("ArrowRight"), temperature("ArrowLeft")),
-        "hidden token": (add_to("Hide key tokens", r"^1: "), remove_last("Hide key tokens")),
+        "hidden token": (add_to("Hide key tokens", r"\(sentence 1, position 1\)$"), remove_last("Hide key tokens")),
     }
 
 

@@ -65,14 +65,7 @@ def attention_stages(
     zeros (it attends to nothing) and so its `z` is the zero vector; `fully_masked_rows` marks such
     rows. No NaN is produced.
     """
-    if not temperature > 0 or not math.isfinite(temperature):
-        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
-    d_head = q.shape[-1]
-    if k.shape[-1] != d_head:
-        raise ValueError(f"q and k must share d_head, got {d_head} and {k.shape[-1]}")
-
-    scores_raw = q @ k.transpose(-1, -2)  # [..., head, query_pos, d_head] @ [..., head, d_head, key_pos]
-    divisor = (math.sqrt(d_head) if divisor is None else float(divisor)) if scale else 1.0
+    scores_raw, divisor = _raw_scores(q, k, scale, temperature, divisor)
     scores_scaled = scores_raw * (1.0 / divisor)  # ÷ divisor, rounded as the models themselves do it
 
     if mask is None:
@@ -82,18 +75,8 @@ def attention_stages(
         scores_masked = scores_scaled
     else:  # one pass, where a copy and a fill would take two
         scores_masked = torch.where(mask, scores_scaled, torch.tensor(float("-inf"), dtype=scores_scaled.dtype))
-    has_key = mask.any(dim=-1, keepdim=True)  # [..., query_pos, 1]
+    pattern = masked_softmax(scores_scaled.clone(), mask, temperature)
     mask = mask.expand_as(scores_scaled)
-
-    logits = scores_masked
-    every_row_has_a_key = bool(has_key.all())
-    if not every_row_has_a_key:  # softmax of an all −inf row is NaN: give it a finite input, then zero it
-        logits = torch.where(has_key, scores_masked, torch.zeros((), dtype=scores_masked.dtype))
-    if temperature != 1.0:
-        logits = logits / temperature
-    pattern = torch.softmax(logits, dim=-1)
-    if not every_row_has_a_key:
-        pattern = pattern * has_key
 
     z = pattern @ v  # [..., head, query_pos, key_pos] @ [..., head, key_pos, d_head]
     return AttentionStages(
@@ -106,6 +89,60 @@ def attention_stages(
         scale=divisor,
         temperature=float(temperature),
     )
+
+
+def _raw_scores(q: Tensor, k: Tensor, scale: bool, temperature: float, divisor: float | None) -> tuple[Tensor, float]:
+    """q·kᵀ `[..., head, query_pos, key_pos]` and what to divide it by (1.0 when unscaled), arguments checked."""
+    if not temperature > 0 or not math.isfinite(temperature):
+        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+    d_head = q.shape[-1]
+    if k.shape[-1] != d_head:
+        raise ValueError(f"q and k must share d_head, got {d_head} and {k.shape[-1]}")
+    scores = q @ k.transpose(-1, -2)  # [..., head, query_pos, d_head] @ [..., head, d_head, key_pos]
+    return scores, (math.sqrt(d_head) if divisor is None else float(divisor)) if scale else 1.0
+
+
+def masked_softmax(scores: Tensor, mask: Tensor, temperature: float = 1.0) -> Tensor:
+    """softmax(scores / temperature) over keys where `mask` allows (True); 0 where it forbids.
+
+    `scores` `[..., query_pos, key_pos]` is overwritten (pass a tensor of your own). A forbidden score
+    becomes the most negative float rather than −∞: exp of it is exactly 0 all the same (the weights are
+    bit for bit those of −∞), the CPU's vectorised exp takes its fast path, and a row whose keys are all
+    forbidden stays finite, so it is zeroed instead of turning into NaN.
+    """
+    if temperature != 1.0:
+        scores.div_(temperature)  # before the fill: the lowest float ÷ a temperature below 1 would be −∞
+    every_key = bool(mask.all())
+    if not every_key:
+        scores.masked_fill_(~mask, torch.finfo(scores.dtype).min)
+    pattern = torch.softmax(scores, dim=-1)
+    if not every_key:
+        has_key = mask.any(dim=-1, keepdim=True)  # [..., query_pos, 1]
+        if not bool(has_key.all()):
+            pattern.mul_(has_key)
+    return pattern
+
+
+def attention_output(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    scale: bool = True,
+    temperature: float = 1.0,
+    divisor: float | None = None,
+) -> tuple[Tensor, Tensor]:
+    """`(pattern, z)` of `attention_stages` with the same arguments, bit for bit, without keeping the stages.
+
+    What a model's forward pass needs in every layer: the same operations in the same order, done in
+    place on one score tensor, so that a traced forward pass costs about what the model's own does. A page
+    shows the stages of a layer with `attention_stages`, from the q, k and v the pass recorded.
+    """
+    scores, divisor = _raw_scores(q, k, scale, temperature, divisor)
+    scores.mul_(1.0 / divisor)
+    mask = torch.ones((), dtype=torch.bool, device=q.device) if mask is None else mask.to(torch.bool)
+    pattern = masked_softmax(scores, mask, temperature)
+    return pattern, pattern @ v
 
 
 def ablated(z: Tensor, heads: list[int], how: str = "zero", key_valid: Tensor | None = None) -> Tensor:
@@ -142,25 +179,38 @@ class MaskSpec:
 
     causal: a query at position i sees keys j ≤ i only (GPT-style).
     padding: padded keys (beyond a sentence's end in a batch) are hidden.
-    hidden_keys: key positions hidden from every query (to ask "what if this token were not there?").
+    hidden_keys: key positions hidden from every query of every sentence.
+    hidden_in: (sentence, key position) pairs, each hidden from the queries of that sentence (that row
+    of the batch) only: "what if this token were not there?", asked of one sentence.
     """
 
     causal: bool = False
     padding: bool = True
     hidden_keys: tuple[int, ...] = ()
+    hidden_in: tuple[tuple[int, int], ...] = ()  # (sentence, key_pos)
 
     NAMES = ("none", "causal", "padding", "causal+padding")
 
     @classmethod
     def parse(cls, name: str, hidden_keys=()) -> MaskSpec:
-        """`"none"`, `"causal"`, `"padding"` or `"causal+padding"`."""
+        """`"none"`, `"causal"`, `"padding"` or `"causal+padding"`.
+
+        hidden_keys: key positions (hidden in every sentence) or (sentence, position) pairs (hidden in
+        that sentence only), mixed as needed.
+        """
         if name not in cls.NAMES:
             raise ValueError(f"unknown mask {name!r}; choose one of {', '.join(cls.NAMES)}")
+        pairs = {(int(h[0]), int(h[1])) for h in hidden_keys if isinstance(h, (tuple, list))}
         return cls(
             causal="causal" in name,
             padding="padding" in name,
-            hidden_keys=tuple(sorted({int(i) for i in hidden_keys})),
+            hidden_keys=tuple(sorted({int(h) for h in hidden_keys if not isinstance(h, (tuple, list))})),
+            hidden_in=tuple(sorted(pairs)),
         )
+
+    def hidden_for(self, sentence: int) -> tuple[int, ...]:
+        """The key positions hidden from the queries of one sentence (row of the batch)."""
+        return tuple(sorted({*self.hidden_keys, *(j for s, j in self.hidden_in if s == sentence)}))
 
     @property
     def name(self) -> str:
@@ -182,6 +232,9 @@ class MaskSpec:
         for j in self.hidden_keys:
             if 0 <= j < n_pos:
                 mask[..., j] = False
+        for sentence, j in self.hidden_in:  # one row of the batch: the other sentences keep that key
+            if 0 <= sentence < batch and 0 <= j < n_pos:
+                mask[sentence, ..., j] = False
         return mask
 
 

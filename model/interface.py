@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from model.attention import ablated, attention_stages
+from model.attention import ablated, attention_output
 
 NAME = "attention_stages"
 
@@ -44,10 +44,32 @@ class TracedRun:
     ablate: frozenset = frozenset()
     ablate_with: str = "zero"
     key_valid: Tensor | None = None
-    q: list = field(default_factory=list)  # per layer [batch, head, pos, d_head]
-    k: list = field(default_factory=list)  # per layer, one per query head (shared key/value heads repeated)
-    v: list = field(default_factory=list)
+    n_layers: int = 0  # how many layers will call: q, k and v are written into one tensor each
+    q: Tensor | None = None  # [n_layers, batch, head, pos, d_head]
+    k: Tensor | None = None  # one per query head (a shared key/value head is repeated)
+    v: Tensor | None = None
     divisors: list = field(default_factory=list)  # per layer, the divisor the model itself uses
+
+    def record(self, query: Tensor, key: Tensor, value: Tensor, divisor: float) -> tuple[Tensor, Tensor]:
+        """Write this layer's q, k, v into the run's tensors; returns k and v with one head per query head.
+
+        Writing into tensors allocated once for every layer costs one copy, where keeping the layers'
+        tensors and stacking them at the end would cost a second one.
+        """
+        layer = len(self.divisors)
+        if layer >= self.n_layers:
+            raise RuntimeError(f"the model called attention {layer + 1} times; the run was set up for {self.n_layers} layers")
+        if self.q is None:
+            self.q = query.new_empty((self.n_layers, *query.shape))
+            self.k, self.v = (query.new_empty((self.n_layers, *query.shape[:-2], key.shape[-2], t.shape[-1])) for t in (key, value))
+        batch, n_kv = key.shape[:2]
+        n_repeat = query.shape[1] // n_kv
+        self.q[layer].copy_(query)
+        for tensor, stored in ((key, self.k[layer]), (value, self.v[layer])):
+            # query head h reads key/value head h // n_repeat, as the model's own repeat_kv does
+            stored.view(batch, n_kv, n_repeat, *tensor.shape[2:]).copy_(tensor[:, :, None])
+        self.divisors.append(divisor)
+        return self.k[layer], self.v[layer]
 
 
 _RUN: contextvars.ContextVar[TracedRun | None] = contextvars.ContextVar("attention_stages_run", default=None)
@@ -64,33 +86,37 @@ def traced_run(run: TracedRun):
 
 
 def stages_attention(module, query: Tensor, key: Tensor, value: Tensor, attention_mask, scaling=None, dropout=0.0, **kwargs):
-    """The function transformers calls in every attention layer: `attention_stages`, then z back to the model.
+    """The function transformers calls in every attention layer: attention's stages, then z back to the model.
 
     query `[batch, head, q_pos, d_head]`; key, value `[batch, kv_head, k_pos, d_head]` (grouped-query
     attention shares one key/value head between several query heads). Returns `([batch, q_pos, head,
     d_head], pattern)` as transformers expects.
     """
-    n_repeat = query.shape[1] // key.shape[1]
-    if n_repeat > 1:  # query head h reads key/value head h // n_repeat, as the model's own repeat_kv does
-        key = key.repeat_interleave(n_repeat, dim=1)
-        value = value.repeat_interleave(n_repeat, dim=1)
     own_divisor = math.sqrt(query.shape[-1]) if scaling is None else 1.0 / float(scaling)
     if attention_mask is not None and attention_mask.dtype != torch.bool:
         raise TypeError("attention_stages expects a boolean mask; load the model with attn_implementation='attention_stages'")
     run = _RUN.get()
     if run is None:
-        stages = attention_stages(query, key, value, attention_mask, scale=True, divisor=own_divisor)
-        return stages.z.transpose(1, 2).contiguous(), stages.pattern
+        key, value = _one_per_query_head(query, key, value)
+        pattern, z = attention_output(query, key, value, attention_mask, scale=True, divisor=own_divisor)
+        return z.transpose(1, 2).contiguous(), pattern
 
-    layer = len(run.q)
+    layer = len(run.divisors)
     mask = attention_mask if run.mask is None else run.mask[..., -query.shape[2] :, -key.shape[2] :]
-    stages = attention_stages(query, key, value, mask, scale=run.scale, temperature=run.temperature, divisor=own_divisor)
-    run.q.append(query), run.k.append(key), run.v.append(value), run.divisors.append(own_divisor)
-    z = stages.z
+    key, value = run.record(query, key, value, own_divisor)
+    pattern, z = attention_output(query, key, value, mask, scale=run.scale, temperature=run.temperature, divisor=own_divisor)
     heads = sorted(head for (at, head) in run.ablate if at == layer)
     if heads:
         z = ablated(z, heads, run.ablate_with, run.key_valid)
-    return z.transpose(1, 2).contiguous(), stages.pattern
+    return z.transpose(1, 2).contiguous(), pattern
+
+
+def _one_per_query_head(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+    """Grouped-query attention: query head h reads key/value head h // n_repeat, as the model's repeat_kv does."""
+    n_repeat = query.shape[1] // key.shape[1]
+    if n_repeat == 1:
+        return key, value
+    return key.repeat_interleave(n_repeat, dim=1), value.repeat_interleave(n_repeat, dim=1)
 
 
 def boolean_mask(*args, **kwargs):

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from model import MaskSpec, attention_stages
+from model.attention import attention_output, masked_softmax
 
 
 def random_qkv(batch=2, heads=3, n_pos=5, d_head=8, seed=0):
@@ -109,6 +110,8 @@ def test_mask_spec_builds_causal_padding_and_hidden_keys():
     no_padding = MaskSpec.parse("none").build(key_valid)
     assert bool(no_padding.all())
     assert MaskSpec.parse("causal+padding", [2, 2]).hidden_keys == (2,)
+    both = MaskSpec.parse("none", [3, (1, 0), [1, 0]])
+    assert both.hidden_keys == (3,) and both.hidden_in == ((1, 0),) and both.hidden_for(1) == (0, 3) and both.hidden_for(0) == (3,)
     with pytest.raises(ValueError):
         MaskSpec.parse("diagonal")
 
@@ -135,3 +138,52 @@ def test_worked_example_follows_the_cell_through_every_step():
     assert math.isclose(step["exp"] / step["row_sum"], step["weight"], rel_tol=1e-5)
     masked = worked_example(stages, 0, 1, 1, 3)
     assert not masked["allowed"] and masked["weight"] == 0 and masked["exp"] == 0
+
+
+def test_mask_spec_hides_a_key_in_one_sentence_only():
+    key_valid = torch.tensor([[True, True, True, True], [True, True, True, False]])
+    mask = MaskSpec(causal=False, padding=True, hidden_in=((0, 2), (1, 0), (5, 1), (0, 9))).build(key_valid)  # rows or keys beyond the batch: ignored
+    plain = MaskSpec(causal=False, padding=True).build(key_valid)
+    expected = plain.clone()
+    expected[0, :, :, 2] = False  # sentence 0: key 2 hidden from each of its queries
+    expected[1, :, :, 0] = False  # sentence 1: key 0
+    assert torch.equal(mask, expected)
+    assert mask[1, 0, 0].tolist() == [False, True, True, False] and mask[0, 0, 3].tolist() == [True, True, False, True]
+
+
+@pytest.mark.parametrize("temperature", [0.3, 1.0, 4.0])
+@pytest.mark.parametrize("scale", [True, False])
+def test_forward_pass_attention_is_bit_for_bit_the_stages(temperature, scale):
+    """What a model runs in each layer (`attention_output`) equals `attention_stages`' pattern and z exactly,
+    with a causal + padding + hidden-key mask that leaves one query row with no key at all."""
+    q, k, v = random_qkv(batch=2, heads=3, n_pos=6, d_head=8, seed=3)
+    key_valid = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])
+    mask = MaskSpec(causal=True, padding=True, hidden_keys=(0,)).build(key_valid)  # query 0 sees no key
+    stages = attention_stages(q, k, v, mask, scale=scale, temperature=temperature)
+    pattern, z = attention_output(q, k, v, mask, scale=scale, temperature=temperature)
+    assert torch.equal(pattern, stages.pattern) and torch.equal(z, stages.z)
+    assert not pattern.isnan().any() and pattern[:, :, 0].eq(0).all()  # the row with no key attends to nothing
+    torch.testing.assert_close(pattern[1, :, 3, :4].sum(-1), torch.ones(3))
+    assert pattern[1, :, :, 4:].eq(0).all() and pattern[..., 0].eq(0).all()  # padding and the hidden key
+
+
+def test_masked_softmax_writes_forbidden_scores_as_exact_zeros():
+    scores = torch.tensor([[[2.0, 0.0, -1.0], [0.0, 0.0, 0.0]]])
+    allowed = torch.tensor([[[True, True, False], [False, False, False]]])
+    pattern = masked_softmax(scores.clone(), allowed, temperature=0.5)
+    expected = torch.softmax(torch.tensor([4.0, 0.0]), dim=-1)
+    torch.testing.assert_close(pattern[0, 0, :2], expected)
+    assert pattern[0, 0, 2] == 0 and pattern[0, 1].eq(0).all()  # a score of 0 is kept where allowed
+
+
+def test_trace_pattern_is_the_stages_pattern_for_one_sentence_or_all():
+    from model import load_model
+
+    trace = load_model("toy").trace(["the cat sat on the mat", "a dog ran"], hide=(1,), temperature=0.7)
+    for layer in range(trace.n_layers):
+        stages = trace.stages(layer)
+        assert torch.equal(trace.pattern(layer), stages.pattern)
+        assert torch.equal(trace.pattern(layer, 1), stages.pattern[1])
+        unscaled = trace.stages(layer, scale=False, mask=MaskSpec.parse("none"))
+        assert torch.equal(trace.pattern(layer, 0, scale=False, mask=MaskSpec.parse("none")), unscaled.pattern[0])
+    assert trace.pattern(0, 1)[:, :, 1].eq(0).all()  # the hidden key

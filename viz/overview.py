@@ -49,7 +49,8 @@ def heads_overview(
         max_cells = 48 if n_heads <= 4 else 32
     reduced = n_query > max_cells or n_key > max_cells
     if reduced:
-        values = downsample(values, max_cells).astype(np.float32)  # [layer, head, query_block, key_block]
+        # layer by layer: block averaging works in float64, which for 30 layers of 512 tokens would be GBs
+        values = np.stack([downsample(layer, max_cells).astype(np.float32) for layer in values])  # [layer, head, query_block, key_block]
     rows, cols = values.shape[2], values.shape[3]
     query_starts = [int(p) for p in block_edges(n_query, max_cells)[:-1]]  # first position of each row block
     key_starts = [int(p) for p in block_edges(n_key, max_cells)[:-1]]

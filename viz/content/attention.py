@@ -26,12 +26,17 @@ def sink_positions(trace, sentence: int) -> list[int]:
     return sorted({0, *(p for p, t in enumerate(tokens) if t.kind == "special")}) if tokens else []
 
 
-def state_note(trace, labels: list[str]) -> str:
-    """What the figures show beyond the model's plain forward pass, for their titles: hidden keys,
-    scaling off, temperature, and "what-if" when the model ran otherwise."""
+def hidden_labels(trace, labels: list[str], sentence: int) -> tuple[str, ...]:
+    """The keys hidden from this sentence's queries, quoted: (“bank”,)."""
+    return tuple(f"“{safe_label(labels[p].strip() or labels[p])}”" for p in trace.mask.hidden_for(sentence) if p < len(labels))
+
+
+def state_note(trace, labels: list[str], sentence: int) -> str:
+    """What the figures of one sentence show beyond the model's plain forward pass, for their titles:
+    the keys hidden in that sentence, scaling off, temperature, and "what-if" when the model ran otherwise."""
     parts = []
-    if trace.mask.hidden_keys:
-        parts.append("hidden " + ", ".join(f"“{safe_label(labels[p])}”" for p in trace.mask.hidden_keys if p < len(labels)))
+    if hidden := hidden_labels(trace, labels, sentence):
+        parts.append("hidden " + ", ".join(hidden))
     if not trace.scale:
         parts.append("scaling off")
     if trace.temperature != 1.0:
@@ -41,8 +46,8 @@ def state_note(trace, labels: list[str]) -> str:
     return "".join(f" · {part}" for part in parts)
 
 
-def head_title(trace, layer: int, head: int, labels: list[str]) -> str:
-    return f"{safe_label(trace.model_name)} · layer {layer} · head {head} · mask {trace.mask.name}{state_note(trace, labels)}"
+def head_title(trace, layer: int, head: int, labels: list[str], sentence: int) -> str:
+    return f"{safe_label(trace.model_name)} · layer {layer} · head {head} · mask {trace.mask.name}{state_note(trace, labels, sentence)}"
 
 
 def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed", focus: int | None = None) -> go.Figure:
@@ -57,9 +62,9 @@ def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, 
         d_head=trace.d_head,
         temperature=float(stages.temperature),
         mask_name=trace.mask.name,
-        hidden=tuple(f"“{safe_label(labels[p])}”" for p in trace.mask.hidden_keys if p < len(labels)),
+        hidden=hidden_labels(trace, labels, sentence),
     )
-    title = head_title(trace, layer, head, labels)
+    title = head_title(trace, layer, head, labels, sentence)
     matrices, shown_labels, hidden, block = fit(
         {name: getattr(stages, name)[sentence, head].numpy() for name in STAGE_NAMES}, labels, ~stages.mask[sentence, head].numpy()
     )
@@ -94,7 +99,7 @@ def pattern_of_head(trace, sentence: int, layer: int, head: int, stages=None, *,
         pattern,
         labels,
         labels,
-        title=head_title(trace, layer, head, labels) + ": softmax pattern",
+        title=head_title(trace, layer, head, labels, sentence) + ": softmax pattern",
         colorbar_title=bar,
         masked=hidden,
         zmin=low,
@@ -112,7 +117,7 @@ def focus_of_head(trace, sentence: int, layer: int, head: int, centre: int, stag
         labels,
         centre=centre,
         masked=~stages.mask[sentence, head].numpy(),
-        title=head_title(trace, layer, head, labels) + ": focus window",
+        title=head_title(trace, layer, head, labels, sentence) + ": focus window",
         pattern_colour=pattern_colour,
         cells=dict(layer=layer, head=head),
     )
@@ -128,7 +133,7 @@ def renormalised_of_head(trace, sentence: int, layer: int, head: int, stages=Non
         labels,
         hidden=sink_positions(trace, sentence),
         masked=~stages.mask[sentence, head].numpy(),
-        title=head_title(trace, layer, head, labels),
+        title=head_title(trace, layer, head, labels, sentence),
         pattern_colour=pattern_colour,
         cells=dict(layer=layer, head=head),
     )
@@ -146,7 +151,7 @@ def value_step_of_head(trace, sentence: int, layer: int, head: int, stages=None,
         layer=layer,
         head=head,
         masked=~stages.mask[sentence, head].numpy(),
-        title=head_title(trace, layer, head, labels) + ": z = pattern · V",
+        title=head_title(trace, layer, head, labels, sentence) + ": z = pattern · V",
         pattern_colour=pattern_colour,
     )
 
@@ -164,22 +169,22 @@ def output_step(trace, model, sentence: int, layer: int, heads: list[int], stage
         labels,
         heads=heads,
         layer=layer,
-        title=f"{safe_label(trace.model_name)} · layer {layer}{state_note(trace, labels)}: heads side by side · W_O",
+        title=f"{safe_label(trace.model_name)} · layer {layer}{state_note(trace, labels, sentence)}: heads side by side · W_O",
     )
 
 
 def scaling_figures(trace, sentence: int, layer: int, head: int, *, pattern_colour: str = "fixed") -> dict[str, go.Figure]:
     """The softmax with and without 1/√d_k on one colour scale, and how peaked each row is in both."""
     labels = sentence_labels(trace, sentence)
-    scaled = trace.stages(layer, scale=True).pattern[sentence, head].numpy()
-    unscaled = trace.stages(layer, scale=False).pattern[sentence, head].numpy()
+    scaled = trace.pattern(layer, sentence, scale=True)[head].numpy()
+    unscaled = trace.pattern(layer, sentence, scale=False)[head].numpy()
     hidden = ~trace.attend()[sentence, 0].numpy()
     stats = row_stats_figure(scaled, unscaled, labels, masked=hidden)
     shown, block_labels, block_hidden, block = fit({"pattern": scaled, "unscaled": unscaled}, labels, hidden)
     note = f" · means of {block}×{block} blocks" if block > 1 else ""
     low, high, bar = weight_scale(np.where(hidden, np.nan, scaled), np.where(hidden, np.nan, unscaled), colour=pattern_colour)
     common = dict(colorbar_title=bar, masked=block_hidden, zmin=low, zmax=high, max_hover_cells=4096, height=520)  # two side by side
-    state = state_note(trace, labels).replace(" · scaling off", "")
+    state = state_note(trace, labels, sentence).replace(" · scaling off", "")
     temperature = f" ÷ {trace.temperature:g}" if trace.temperature != 1.0 else ""
     return {
         f"softmax-scaled-L{layer}-H{head}": attention_heatmap(
@@ -205,7 +210,11 @@ def scaling_figures(trace, sentence: int, layer: int, head: int, *, pattern_colo
 def overview_figure(trace, sentence: int, *, pattern_colour: str = "fixed") -> go.Figure:
     """Every head of every layer as small multiples (downsampled for long inputs)."""
     labels = sentence_labels(trace, sentence)
-    patterns = np.stack([trace.stages(layer).pattern[sentence].numpy() for layer in range(trace.n_layers)])
+    first = trace.pattern(0, sentence).numpy()
+    patterns = np.empty((trace.n_layers, *first.shape), dtype=first.dtype)  # filled layer by layer: one copy in memory
+    patterns[0] = first
+    for layer in range(1, trace.n_layers):
+        patterns[layer] = trace.pattern(layer, sentence).numpy()
     hidden = ~trace.attend()[sentence, 0].numpy()
     return heads_overview(
         patterns,
@@ -213,7 +222,7 @@ def overview_figure(trace, sentence: int, *, pattern_colour: str = "fixed") -> g
         labels,
         masked=hidden,
         pattern_colour=pattern_colour,
-        title=f"{safe_label(trace.model_name)}: attention patterns of every head{state_note(trace, labels)}",
+        title=f"{safe_label(trace.model_name)}: attention patterns of every head{state_note(trace, labels, sentence)}",
     )
 
 

@@ -70,7 +70,7 @@ def next_token_page(settings, trace, model) -> PageContent:
         entropy=prediction["entropy"], uniform_entropy=float(np.log2(d_vocab)), d_vocab=d_vocab, position=position, head="masked" if masked_head else "next"
     )
 
-    rows = np.concatenate([trace.stages(layer).pattern[b, :, position, : len(labels)].numpy() for layer in range(trace.n_layers)])
+    rows = np.concatenate([trace.pattern(layer, b)[:, position, : len(labels)].numpy() for layer in range(trace.n_layers)])
     names = [f"L{layer} H{head}" for layer in range(trace.n_layers) for head in range(trace.n_heads)]
     token = labels[position]
     title = f"Attention of “{safe_label(token)}” (position {position}), every head"
