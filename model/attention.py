@@ -65,14 +65,7 @@ def attention_stages(
     zeros (it attends to nothing) and so its `z` is the zero vector; `fully_masked_rows` marks such
     rows. No NaN is produced.
     """
-    if not temperature > 0 or not math.isfinite(temperature):
-        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
-    d_head = q.shape[-1]
-    if k.shape[-1] != d_head:
-        raise ValueError(f"q and k must share d_head, got {d_head} and {k.shape[-1]}")
-
-    scores_raw = q @ k.transpose(-1, -2)  # [..., head, query_pos, d_head] @ [..., head, d_head, key_pos]
-    divisor = (math.sqrt(d_head) if divisor is None else float(divisor)) if scale else 1.0
+    scores_raw, divisor = _raw_scores(q, k, scale, temperature, divisor)
     scores_scaled = scores_raw * (1.0 / divisor)  # ÷ divisor, rounded as the models themselves do it
 
     if mask is None:
@@ -96,6 +89,17 @@ def attention_stages(
         scale=divisor,
         temperature=float(temperature),
     )
+
+
+def _raw_scores(q: Tensor, k: Tensor, scale: bool, temperature: float, divisor: float | None) -> tuple[Tensor, float]:
+    """q·kᵀ `[..., head, query_pos, key_pos]` and what to divide it by (1.0 when unscaled), arguments checked."""
+    if not temperature > 0 or not math.isfinite(temperature):
+        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+    d_head = q.shape[-1]
+    if k.shape[-1] != d_head:
+        raise ValueError(f"q and k must share d_head, got {d_head} and {k.shape[-1]}")
+    scores = q @ k.transpose(-1, -2)  # [..., head, query_pos, d_head] @ [..., head, d_head, key_pos]
+    return scores, (math.sqrt(d_head) if divisor is None else float(divisor)) if scale else 1.0
 
 
 def masked_softmax(scores: Tensor, mask: Tensor, temperature: float = 1.0) -> Tensor:
@@ -134,10 +138,7 @@ def attention_output(
     place on one score tensor, so that a traced forward pass costs about what the model's own does. A page
     shows the stages of a layer with `attention_stages`, from the q, k and v the pass recorded.
     """
-    if not temperature > 0 or not math.isfinite(temperature):
-        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
-    scores = q @ k.transpose(-1, -2)
-    divisor = (math.sqrt(q.shape[-1]) if divisor is None else float(divisor)) if scale else 1.0
+    scores, divisor = _raw_scores(q, k, scale, temperature, divisor)
     scores.mul_(1.0 / divisor)
     mask = torch.ones((), dtype=torch.bool, device=q.device) if mask is None else mask.to(torch.bool)
     pattern = masked_softmax(scores, mask, temperature)

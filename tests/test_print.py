@@ -3,26 +3,19 @@ and the buttons and keeps the figures with their titles; presentation mode hides
 the text, and the arrow keys move from one figure to the next."""
 
 import io
-import os
 
 import pytest
 from pypdf import PdfReader
 
-from conftest import BROWSER_ARGS, CHROMIUM
+from conftest import chromium
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
 def browser_page(server):
-    from playwright.sync_api import sync_playwright
-
-    assert os.path.exists(CHROMIUM), "Debian's chromium is needed: apt-get install chromium"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-        yield page
-        browser.close()
+    with chromium() as browser:
+        yield browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
 
 
 def open_page(page, url):
