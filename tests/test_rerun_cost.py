@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import time
 
 import numpy as np
 import pandas as pd
@@ -125,3 +126,48 @@ def test_long_inputs_send_no_hover_text_per_cell_and_the_csv_keeps_every_token_a
     assert len(cells) == n * n and set(cells["row_label"]) == set(labels)
     row = cells[(cells["row"] == 5) & (cells["column"] == 7)]
     assert row["value"].item() == pytest.approx(float(np.float32(pattern[5, 7])), rel=1e-7)
+
+
+def _quiet(page, frames, seconds=1.5, timeout=60):
+    """Wait until the server has sent nothing for `seconds`."""
+    deadline = time.monotonic() + timeout
+    count, since = len(frames), time.monotonic()
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+        if len(frames) != count:
+            count, since = len(frames), time.monotonic()
+        elif time.monotonic() - since >= seconds:
+            return
+    raise AssertionError("the server kept sending")
+
+
+@pytest.mark.browser
+def test_a_click_in_the_head_view_reruns_only_its_part_of_the_page():
+    """The head view, the stages heatmaps and the worked example are one fragment (ui.head_view.clicks_rerun_only):
+    pinning a token sends that part again, not the page; a sidebar toggle still reruns the whole page."""
+    from conftest import chromium, streamlit_server
+
+    with streamlit_server("app.py") as (url, _), chromium() as browser:
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        frames = []
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(len(frame))))
+        page.goto(f"{url}/Attention?text=The+cat+sat+on+the+mat.")
+        page.wait_for_selector(".hv-q .hv-tok", timeout=90_000)
+        _quiet(page, frames)
+
+        frames.clear()
+        page.locator(".hv-q .hv-tok").nth(3).click()
+        page.wait_for_function("() => location.search.includes('pin=3')", timeout=30_000)
+        _quiet(page, frames)
+        pin_frames = len(frames)
+        page.wait_for_selector(".hv-row-table caption:has-text('(position 3)')", timeout=30_000)  # the pinned row's table
+        assert page.locator(".hv-q .hv-tok.hv-pinned").all_inner_texts() == ["on"]
+
+        frames.clear()
+        page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
+        page.wait_for_function("() => location.search.includes('scale=0')", timeout=30_000)
+        _quiet(page, frames)
+        toggle_frames = len(frames)
+        assert "pin=3" in page.url  # the full run kept the pinned token
+        assert 0 < pin_frames < toggle_frames / 2, (pin_frames, toggle_frames)
+        assert page.locator("[data-testid=stException], [data-testid=stAlertContentError]").count() == 0

@@ -289,3 +289,33 @@ def worked_example_picker(content) -> tuple[int, int]:
     query = left.selectbox("Query token", key="w_example_query", **options)
     key_position = right.selectbox("Key token", key="w_example_key", **options)
     return query, key_position
+
+
+def clicks_rerun_only(draw: Callable, settings, trace, model=None) -> None:
+    """`draw(content)` (the Attention page's content) as a fragment: a click on a token of the head view,
+    a cell of a heatmap or the word-level toggle inside it reruns only this part, with the pinned token,
+    cell and word level the click wrote; the sidebar, the trace and the other figures stay as they are.
+    The settings and the link follow the click. Above it, the anchor the page scrolls to when an overview
+    tile opens a head."""
+    from dataclasses import replace
+
+    from ui.content_cache import attention_content
+    from ui.view import key
+    from viz.content.settings import to_query
+
+    @st.fragment
+    def clicked_part():
+        state = st.session_state
+        now = replace(
+            settings,
+            pinned=state.get(key("pinned"), settings.pinned),
+            cell=tuple(state.get(key("cell"), settings.cell)),
+            words=bool(state.get(key("words"), settings.words)),
+        )
+        if now != settings and state.get("settings") != now:
+            state["settings"] = now
+            st.query_params.from_dict(to_query(now))
+        draw(attention_content(now, trace, model=model))
+
+    opened_head_anchor()
+    clicked_part()
