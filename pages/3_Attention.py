@@ -1,8 +1,7 @@
 import streamlit as st
 
-from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, key, md, open_head_box, page, page_content, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, SENTENCE, attention_content, download_all, guarded, key, md, open_head_box, page, show, show_notices, show_table
 from ui.head_view import attention_head_view, opened_head_anchor, show_clickable_overview, show_clickable_stages, worked_example_picker
-from viz.content import attention_page
 from viz.content.common import FULL_RESOLUTION
 
 COLOURS = {"fixed": "0 to 1 (comparable)", "own": "0 to the figure's largest weight"}
@@ -17,7 +16,7 @@ st.markdown(
 )
 
 with guarded():
-    content = page_content(attention_page, s, trace, model=context.model)
+    content = attention_content(s, trace, model=context.model)
     d_k, head, labels, n = (content.values[name] for name in ("d_k", "head", "labels", "n_tokens"))
     left, middle, right = st.columns(3)
     left.radio("Colour of the weights", ["fixed", "own"], key=key("pattern_colour"), format_func=COLOURS.get, horizontal=True)

@@ -264,7 +264,16 @@ def attention_page(settings, trace, query: int | None = None, key: int | None = 
     `renormalised-L{l}-H{h}` when `settings.sinks`; `output-step-L{l}` (heads concatenated · W_O,
     given the `model`); `softmax-scaled-…`, `softmax-unscaled-…`, `row-stats-…` for the first head;
     `head-view-L{l}` and its values (see `head_view_section`); `overview-all-heads`; table `worked-example`
-    for one query and key (default: `settings.cell`, else token 2 and token 0)."""
+    for one query and key (default: `settings.cell`, else token 2 and token 0).
+
+    The two parts, `attention_figures` and `attention_selection`, can be built (and cached) apart: the
+    first does not read the pinned token, the cell or the word level, which a click changes."""
+    return attention_figures(settings, trace, overview=overview, model=model).merge(attention_selection(settings, trace, query, key))
+
+
+def attention_figures(settings, trace, overview: bool = True, model=None) -> PageContent:
+    """The Attention page without what a click on a token or a cell changes (see `attention_selection`):
+    it reads neither `settings.pinned`, `settings.cell` nor `settings.words`."""
     content = PageContent()
     b, layer, heads = settings.sentence, settings.layer, list(settings.heads) or [0]
     colour = settings.pattern_colour
@@ -293,14 +302,16 @@ def attention_page(settings, trace, query: int | None = None, key: int | None = 
         content.figures[f"value-step-L{layer}-H{head}"] = value_step_of_head(trace, b, layer, head, stages, pattern_colour=colour)
     if model is not None and hasattr(model, "attention_output"):
         content.figures[f"output-step-L{layer}"] = output_step(trace, model, b, layer, heads, stages)
-    if query is None and key is None and len(settings.cell) == 2:  # the cell chosen in the head view or a heatmap
-        query, key = settings.cell
-    worked = worked_example_content(settings, trace, query, key, stages)
-    content.tables.update(worked.tables)
-    content.notices += worked.notices
-    content.values.update(worked.values)
-    content = content.merge(head_view_section(settings, trace, stages))
     if overview:
         content.figures["overview-all-heads"] = overview_figure(trace, b, pattern_colour=colour)
     content.values["head_options"] = [(lay, h) for lay in range(trace.n_layers) for h in range(trace.n_heads)]
     return content
+
+
+def attention_selection(settings, trace, query: int | None = None, key: int | None = None) -> PageContent:
+    """What the pinned token, the chosen cell and the word level decide: table `worked-example` (default
+    cell: `settings.cell`, else token 2 and token 0) and the head view section (`head_view_section`)."""
+    stages = trace.stages(settings.layer)
+    if query is None and key is None and len(settings.cell) == 2:  # the cell chosen in the head view or a heatmap
+        query, key = settings.cell
+    return worked_example_content(settings, trace, query, key, stages).merge(head_view_section(settings, trace, stages))
