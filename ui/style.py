@@ -35,7 +35,9 @@ h1 { font-size: 3.2rem !important; }
 [data-testid="stHorizontalBlock"]:has(.katex-display) { flex-wrap: wrap !important; column-gap: 2.5rem !important; }
 [data-testid="stHorizontalBlock"]:has(.katex-display) > [data-testid="stColumn"] { flex: 0 0 auto !important; width: auto !important; min-width: 0 !important; }
 /* widget labels wrap instead of ending in "…" */
-[data-testid="stWidgetLabel"] .stMarkdownEllipsis, [data-testid="stWidgetLabel"] .stMarkdownEllipsis p { white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
+[data-testid="stWidgetLabel"] .stMarkdownEllipsis, [data-testid="stWidgetLabel"] .stMarkdownEllipsis p {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+}
 </style>
 """
 
