@@ -57,9 +57,7 @@ def training_sentences(text: str, known_words: set[str] | list[str] = ()) -> Own
     text over MAX_CHARS characters, or one without a single sentence of MIN_TOKENS tokens."""
     text = clean_text(text)
     if len(text) > MAX_CHARS:
-        raise TextError(
-            f"The text has {len(text):,} characters; the cap is {MAX_CHARS:,} (about 16,000 words): use a part of it."
-        )
+        raise TextError(f"The text has {len(text):,} characters; the cap is {MAX_CHARS:,} (about 16,000 words): use a part of it.")
     if not text.strip():
         raise TextError("The text is empty: paste some sentences or upload a .txt file.")
     sentences, too_short, cut = [], 0, 0
