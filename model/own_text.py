@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from model.tokenizers import clean_text, word_spans
 
-MAX_CHARS = 100_000  # about 16,000 words (some 30 pages): the session's model trains in a minute or two
+MAX_CHARS = 100_000  # about 16,000 words (some 30 pages): bounds what a session tokenizes and keeps padded in memory
 MIN_TOKENS = 3  # a sentence to learn from: at least three words or marks
 MAX_SENTENCE_TOKENS = 64  # longer sentences are cut into pieces of this many tokens
 MAX_NEW_WORDS = 3000  # words added to the vocabulary (the embedding and output rows grow with them)
@@ -57,9 +57,7 @@ def training_sentences(text: str, known_words: set[str] | list[str] = ()) -> Own
     text over MAX_CHARS characters, or one without a single sentence of MIN_TOKENS tokens."""
     text = clean_text(text)
     if len(text) > MAX_CHARS:
-        raise TextError(
-            f"The text has {len(text):,} characters; the cap is {MAX_CHARS:,} (about 16,000 words). Use a part of it: training on it here would take too long."
-        )
+        raise TextError(f"The text has {len(text):,} characters; the cap is {MAX_CHARS:,} (about 16,000 words): use a part of it.")
     if not text.strip():
         raise TextError("The text is empty: paste some sentences or upload a .txt file.")
     sentences, too_short, cut = [], 0, 0

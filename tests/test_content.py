@@ -187,7 +187,8 @@ def test_attention_titles_follow_the_state(toy):
     trace = run_model(toy, settings.sentences, settings.display)
     figure = attention_page(settings, trace).figures["stages-L0-H1"]
     panel_titles = [a.text.split("<br>")[0] for a in figure.layout.annotations]
-    assert panel_titles == ["raw Q·Kᵀ", "no scaling (÷ 1)", "masked: causal + 1 hidden", "softmax(· ÷ T), T = 2"]
+    assert panel_titles == ["raw Q·Kᵀ", "no scaling (÷ 1)", "masked: causal", "softmax(· ÷ T), T = 2"]
+    assert figure.layout.annotations[2].text.startswith("masked: causal<br><sup>+ 1 hidden · ")
     assert figure.layout.title.text == "toy · layer 0 · head 1 · mask causal · hidden “cat” · scaling off · T = 2 · what-if"
     on = run_model(toy, settings.sentences, Settings(text=settings.text).display)
     assert (
