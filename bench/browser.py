@@ -226,8 +226,9 @@ def _input_time(page) -> float:
     return page.evaluate("__bench.input")
 
 
-def _multiselect(page, label: str):
-    return page.locator("[data-testid=stMultiSelect]").filter(has_text=label)
+def _multiselect_input(page, label: str):
+    """The text box of the multiselect labelled exactly `label` ("Heads" is not "Ablate heads")."""
+    return page.locator("[data-testid=stMultiSelect]").get_by_role("combobox", name=label, exact=True)
 
 
 def _toggle_actions(page) -> dict:
@@ -239,15 +240,21 @@ def _toggle_actions(page) -> dict:
 
     def choose_mask(option):
         def act():
-            page.locator("[data-testid=stSelectbox]").filter(has_text="Mask").click()
-            page.get_by_role("option", name=option).click()
+            box = page.locator("[data-testid=stSelectbox]").get_by_role("combobox", name="Mask", exact=True)
+            box.click()
+            choice = page.get_by_role("option", name=option)
+            try:
+                choice.wait_for(timeout=2000)
+            except Exception:  # the click focused the box without opening its list (seen in Streamlit 1.67)
+                box.press("ArrowDown")
+            choice.click()
             return _input_time(page)
 
         return act
 
     def add_to(label, option_pattern):
         def act():
-            _multiselect(page, label).locator("input").click()
+            _multiselect_input(page, label).click()
             page.get_by_role("option", name=re.compile(option_pattern)).first.click()
             t = _input_time(page)
             page.keyboard.press("Escape")
@@ -257,7 +264,7 @@ def _toggle_actions(page) -> dict:
 
     def remove_last(label):
         def act():
-            box = _multiselect(page, label).locator("input")
+            box = _multiselect_input(page, label)
             box.click()
             box.press("Backspace")
             t = _input_time(page)
@@ -280,7 +287,7 @@ def _toggle_actions(page) -> dict:
         "mask": (choose_mask("none (every key visible)"), choose_mask("the model's own")),
         "scaling": (scaling, scaling),
         "temperature": (temperature("ArrowRight"), temperature("ArrowLeft")),
-        "hidden token": (add_to("Hide key tokens", r"^1: "), remove_last("Hide key tokens")),
+        "hidden token": (add_to("Hide key tokens", r"\(sentence 1, position 1\)$"), remove_last("Hide key tokens")),
     }
 
 

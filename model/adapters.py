@@ -96,7 +96,7 @@ class TracedModel:
         self,
         texts: list[str] | str,
         mask: MaskSpec | str | None = None,
-        hide: tuple[int, ...] = (),
+        hide: tuple[int | tuple[int, int], ...] = (),
         scale: bool = True,
         temperature: float = 1.0,
         ablate: tuple[tuple[int, int], ...] = (),
@@ -105,7 +105,8 @@ class TracedModel:
         """Run the model on `texts` and keep every attention internal.
 
         mask: "none", "causal", "padding", "causal+padding" or a `MaskSpec`; None = the model's own.
-        hide: key positions no query may attend to. scale, temperature: see `attention_stages`.
+        hide: key positions no query may attend to (in every sentence), or (sentence, position) pairs
+        hidden from that sentence's queries only. scale, temperature: see `attention_stages`.
         ablate: (layer, head) pairs whose output z is replaced before the output projection, by zeros
         (`ablate_with="zero"`) or by the head's mean z over the batch's real tokens ("mean").
         All of them change the whole forward pass: later layers, hidden states and logits.
@@ -118,7 +119,7 @@ class TracedModel:
         if isinstance(mask, str) or mask is None:
             mask = MaskSpec.parse(mask or self.default_mask, hide)
         elif hide:
-            mask = MaskSpec(mask.causal, mask.padding, tuple(sorted(set(hide))))
+            mask = MaskSpec.parse(mask.name, hide)
         texts, notices = prepare_texts(texts)
         token_lists, cut = self.tokenize(texts)
         if not all(token_lists):

@@ -65,14 +65,7 @@ def attention_stages(
     zeros (it attends to nothing) and so its `z` is the zero vector; `fully_masked_rows` marks such
     rows. No NaN is produced.
     """
-    if not temperature > 0 or not math.isfinite(temperature):
-        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
-    d_head = q.shape[-1]
-    if k.shape[-1] != d_head:
-        raise ValueError(f"q and k must share d_head, got {d_head} and {k.shape[-1]}")
-
-    scores_raw = q @ k.transpose(-1, -2)  # [..., head, query_pos, d_head] @ [..., head, d_head, key_pos]
-    divisor = (math.sqrt(d_head) if divisor is None else float(divisor)) if scale else 1.0
+    scores_raw, divisor = _raw_scores(q, k, scale, temperature, divisor)
     scores_scaled = scores_raw * (1.0 / divisor)  # ÷ divisor, rounded as the models themselves do it
 
     if mask is None:
@@ -96,6 +89,17 @@ def attention_stages(
         scale=divisor,
         temperature=float(temperature),
     )
+
+
+def _raw_scores(q: Tensor, k: Tensor, scale: bool, temperature: float, divisor: float | None) -> tuple[Tensor, float]:
+    """q·kᵀ `[..., head, query_pos, key_pos]` and what to divide it by (1.0 when unscaled), arguments checked."""
+    if not temperature > 0 or not math.isfinite(temperature):
+        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+    d_head = q.shape[-1]
+    if k.shape[-1] != d_head:
+        raise ValueError(f"q and k must share d_head, got {d_head} and {k.shape[-1]}")
+    scores = q @ k.transpose(-1, -2)  # [..., head, query_pos, d_head] @ [..., head, d_head, key_pos]
+    return scores, (math.sqrt(d_head) if divisor is None else float(divisor)) if scale else 1.0
 
 
 def masked_softmax(scores: Tensor, mask: Tensor, temperature: float = 1.0) -> Tensor:
@@ -134,10 +138,7 @@ def attention_output(
     place on one score tensor, so that a traced forward pass costs about what the model's own does. A page
     shows the stages of a layer with `attention_stages`, from the q, k and v the pass recorded.
     """
-    if not temperature > 0 or not math.isfinite(temperature):
-        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
-    scores = q @ k.transpose(-1, -2)
-    divisor = (math.sqrt(q.shape[-1]) if divisor is None else float(divisor)) if scale else 1.0
+    scores, divisor = _raw_scores(q, k, scale, temperature, divisor)
     scores.mul_(1.0 / divisor)
     mask = torch.ones((), dtype=torch.bool, device=q.device) if mask is None else mask.to(torch.bool)
     pattern = masked_softmax(scores, mask, temperature)
@@ -178,25 +179,38 @@ class MaskSpec:
 
     causal: a query at position i sees keys j ≤ i only (GPT-style).
     padding: padded keys (beyond a sentence's end in a batch) are hidden.
-    hidden_keys: key positions hidden from every query (to ask "what if this token were not there?").
+    hidden_keys: key positions hidden from every query of every sentence.
+    hidden_in: (sentence, key position) pairs, each hidden from the queries of that sentence (that row
+    of the batch) only: "what if this token were not there?", asked of one sentence.
     """
 
     causal: bool = False
     padding: bool = True
     hidden_keys: tuple[int, ...] = ()
+    hidden_in: tuple[tuple[int, int], ...] = ()  # (sentence, key_pos)
 
     NAMES = ("none", "causal", "padding", "causal+padding")
 
     @classmethod
     def parse(cls, name: str, hidden_keys=()) -> MaskSpec:
-        """`"none"`, `"causal"`, `"padding"` or `"causal+padding"`."""
+        """`"none"`, `"causal"`, `"padding"` or `"causal+padding"`.
+
+        hidden_keys: key positions (hidden in every sentence) or (sentence, position) pairs (hidden in
+        that sentence only), mixed as needed.
+        """
         if name not in cls.NAMES:
             raise ValueError(f"unknown mask {name!r}; choose one of {', '.join(cls.NAMES)}")
+        pairs = {(int(h[0]), int(h[1])) for h in hidden_keys if isinstance(h, (tuple, list))}
         return cls(
             causal="causal" in name,
             padding="padding" in name,
-            hidden_keys=tuple(sorted({int(i) for i in hidden_keys})),
+            hidden_keys=tuple(sorted({int(h) for h in hidden_keys if not isinstance(h, (tuple, list))})),
+            hidden_in=tuple(sorted(pairs)),
         )
+
+    def hidden_for(self, sentence: int) -> tuple[int, ...]:
+        """The key positions hidden from the queries of one sentence (row of the batch)."""
+        return tuple(sorted({*self.hidden_keys, *(j for s, j in self.hidden_in if s == sentence)}))
 
     @property
     def name(self) -> str:
@@ -218,6 +232,9 @@ class MaskSpec:
         for j in self.hidden_keys:
             if 0 <= j < n_pos:
                 mask[..., j] = False
+        for sentence, j in self.hidden_in:  # one row of the batch: the other sentences keep that key
+            if 0 <= sentence < batch and 0 <= j < n_pos:
+                mask[sentence, ..., j] = False
         return mask
 
 

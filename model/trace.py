@@ -18,6 +18,11 @@ from model.tokenizers import Token, is_visible_text
 MAX_SENTENCES = 32  # a batch larger than a class can read is cut, with a notice
 
 
+def token_name(text: str) -> str:
+    """A token's text quoted for a sentence of prose: 'bank' (a BPE token's leading space dropped)."""
+    return f"'{text.strip()}'" if text.strip() else repr(text)
+
+
 class InputError(ValueError):
     """Input the model cannot run on; the message is written for the person who typed it."""
 
@@ -78,8 +83,8 @@ class Trace:
         changes = []
         if (self.model_mask.causal, self.model_mask.padding) != (own_mask.causal, own_mask.padding):
             changes.append(f"mask {self.model_mask.name} (model: {own_mask.name})")
-        if self.model_mask.hidden_keys:
-            changes.append("hidden key position" + "s" * (len(self.model_mask.hidden_keys) > 1) + " " + ", ".join(str(j) for j in self.model_mask.hidden_keys))
+        if self.model_mask.hidden_keys or self.model_mask.hidden_in:
+            changes.append("hidden: " + self.hidden_tokens())
         if self.model_scale != self.own_scale:
             changes.append(f"scaling {'on' if self.model_scale else 'off'}")
         if self.model_temperature != self.own_temperature:
@@ -88,6 +93,18 @@ class Trace:
             heads = ", ".join(f"{layer}.{head}" for layer, head in self.ablate)
             changes.append(f"head{'s' * (len(self.ablate) > 1)} {heads} ablated ({self.ablate_with})")
         return changes
+
+    def hidden_tokens(self) -> str:
+        """The keys hidden in the run, named: "'bank' in sentence 1 and 'to' in sentence 2" (sentences
+        counted from 1); positions hidden in every sentence by number."""
+        mask = self.model_mask
+        parts = [f"position{'s' * (len(mask.hidden_keys) > 1)} {', '.join(map(str, mask.hidden_keys))} in every sentence"] if mask.hidden_keys else []
+        by_sentence: dict[int, list[str]] = {}
+        for sentence, j in mask.hidden_in:
+            tokens = self.tokens[sentence] if sentence < len(self.tokens) else []
+            by_sentence.setdefault(sentence, []).append(token_name(tokens[j].text) if j < len(tokens) else f"position {j}")
+        parts += [f"{', '.join(names)} in sentence {sentence + 1}" for sentence, names in by_sentence.items()]
+        return " and ".join(parts)
 
     @property
     def what_if(self) -> str | None:

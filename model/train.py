@@ -172,10 +172,12 @@ def train(
     model_config: ToyConfig,
     train_config: TrainConfig,
     on_step: Callable[[int, float], bool | None] | None = None,
+    texts: list[str] | None = None,
 ) -> tuple[ToyTransformer, list[float]]:
     """Train a fresh toy model; returns it (in eval mode) and the loss of every step.
 
-    `on_step(step, loss)` is called after each step; returning True stops early.
+    `on_step(step, loss)` is called after each step; returning True stops early. `texts`: the sentences
+    to train on (see `model.own_text`); None = the generated corpus.
     """
     if model_config.tokenizer not in ("word", "bpe"):
         raise ValueError("the toy model trains with the word-level tokenizer or the toy BPE")
@@ -184,7 +186,8 @@ def train(
     torch.manual_seed(train_config.seed)
     model = ToyTransformer(model_config)
     model.train()
-    input_ids, key_valid = encode_corpus(model.tokenizer, sentences(train_config.n_sentences, seed=train_config.seed))
+    corpus = texts if texts is not None else sentences(train_config.n_sentences, seed=train_config.seed)
+    input_ids, key_valid = encode_corpus(model.tokenizer, corpus)
     generator = torch.Generator().manual_seed(train_config.seed)
     neighbours = None
     if not model_config.causal and train_config.neighbour_weight > 0:

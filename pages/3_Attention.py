@@ -1,8 +1,7 @@
 import streamlit as st
 
-from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, key, md, open_head_box, page, page_content, show, show_notices, show_table
-from ui.head_view import attention_head_view, opened_head_anchor, show_clickable_overview, show_clickable_stages, worked_example_picker
-from viz.content import attention_page
+from ui import ATTENTION, FIGURES, SENTENCE, attention_content, download_all, guarded, key, md, open_head_box, page, show, show_notices, show_table
+from ui.head_view import attention_head_view, clicks_rerun_only, show_clickable_overview, show_clickable_stages, worked_example_picker
 from viz.content.common import FULL_RESOLUTION
 
 COLOURS = {"fixed": "0 to 1 (comparable)", "own": "0 to the figure's largest weight"}
@@ -17,7 +16,7 @@ st.markdown(
 )
 
 with guarded():
-    content = page_content(attention_page, s, trace, model=context.model)
+    content = attention_content(s, trace, model=context.model)
     d_k, head, labels, n = (content.values[name] for name in ("d_k", "head", "labels", "n_tokens"))
     left, middle, right = st.columns(3)
     left.radio("Colour of the weights", ["fixed", "own"], key=key("pattern_colour"), format_func=COLOURS.get, horizontal=True)
@@ -31,24 +30,25 @@ with guarded():
     columns[1].latex(r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if s.scaling else r"S' = S \;\text{(unscaled)}")
     columns[2].latex(r"S''_{ij} = \begin{cases} S'_{ij} & j \text{ allowed} \\ -\infty & j \text{ masked} \end{cases}")
     columns[3].latex(r"A = \mathrm{softmax}(S''/T),\ T = %g" % s.temperature)
-    opened_head_anchor()
-    for h in s.heads:
-        if show_clickable_stages(content, f"stages-L{s.layer}-H{h}"):
-            st.caption("Click a cell of the softmax panel for its worked example below.")
-        show_notices(content, f"long-input-H{h}")
-        for extra in ("focus", "renormalised"):
-            if f"{extra}-L{s.layer}-H{h}" in content.figures:
-                show(content, f"{extra}-L{s.layer}-H{h}")
-        show_notices(content, f"fully-masked-H{h}")
-    attention_head_view(content)
 
-    st.subheader("A worked example")
-    if n:
-        query, key_token = worked_example_picker(content)
-        show_table(content, "worked-example")
-        st.caption(f"Head {head}, layer {s.layer}: “{md(labels[query])}” gives weight {content.values['weight']:.4f} to “{md(labels[key_token])}”.")
-    show_notices(content, "worked-example")
+    def clicked_part(content):  # a click on a token, a cell or "Word level" reruns only this part
+        for h in s.heads:
+            if show_clickable_stages(content, f"stages-L{s.layer}-H{h}"):
+                st.caption("Click a cell of the softmax panel for its worked example below.")
+            show_notices(content, f"long-input-H{h}")
+            for extra in ("focus", "renormalised"):
+                if f"{extra}-L{s.layer}-H{h}" in content.figures:
+                    show(content, f"{extra}-L{s.layer}-H{h}")
+            show_notices(content, f"fully-masked-H{h}")
+        attention_head_view(content)
+        st.subheader("A worked example")
+        if n:
+            query, key_token = worked_example_picker(content)
+            show_table(content, "worked-example")
+            st.caption(f"Head {head}, layer {s.layer}: “{md(labels[query])}” gives weight {content.values['weight']:.4f} to “{md(labels[key_token])}”.")
+        show_notices(content, "worked-example")
 
+    clicks_rerun_only(clicked_part, s, trace, context.model)
     st.subheader("Why divide by √d_k?")
     st.markdown(
         f"Without scaling, dot products of {d_k}-dimensional vectors grow with d_k, and the softmax of large "

@@ -5,7 +5,7 @@ import streamlit as st
 
 from model.train import CHECKPOINT
 from ui import apply_settings, page
-from ui.training import loss_chart, train_here, trained_here
+from ui.training import loss_chart, own_text_box, train_here, trained_here
 from viz.content.settings import PE_BASES, SESSION_MODEL
 
 MAX_STEPS = 3000
@@ -14,13 +14,16 @@ context = page("Train", ":material/model_training:")
 st.markdown(
     "The toy model shipped with this app was trained for a minute on sentences the app writes itself: "
     "*bank* by a river and at a counter, *bat* in a cave and in a game, *fair*, *light*. Train one "
-    "yourself: choose its size, watch the loss (how surprised it is by the next word) fall, then look at "
-    "it on every other page. It stays yours for this session."
+    "yourself, on those sentences or on your own text: choose its size, watch the loss (how surprised it "
+    "is by the next word) fall, then look at it on every other page. It stays yours for this session."
 )
 
 shipped = json.loads((CHECKPOINT / "training.json").read_text())
 with st.expander("How the shipped model learned"):
     loss_chart(shipped["losses"])
+
+source = st.radio("Train on", ["the app's sentences", "my own text"], horizontal=True, key="train_source")
+own = own_text_box() if source == "my own text" else None
 
 with st.form("train"):
     columns = st.columns(4)
@@ -32,17 +35,18 @@ with st.form("train"):
     causal = columns[0].radio("Objective", ["next word (causal)", "hidden word (bidirectional)"]) == "next word (causal)"
     steps = columns[1].number_input("Steps", 20, MAX_STEPS, 600, step=50)
     seed = columns[2].number_input("Seed", 0, 10_000, 0)
-    start = st.form_submit_button("Train", type="primary")
+    unusable = source == "my own text" and own is None
+    start = st.form_submit_button("Train", type="primary", disabled=unusable, help="First give a text with usable sentences" if unusable else None)
 
-if start and train_here(n_layers, n_heads, d_model, pe_base, causal, int(steps), int(seed)):
+if start and train_here(n_layers, n_heads, d_model, pe_base, causal, int(steps), int(seed), own):
     apply_settings(replace(context.settings, model=SESSION_MODEL, layer=0, heads=(0,)))
     st.rerun()
 
 if (done := trained_here()) is not None:
-    model, losses = done
+    model, losses, trained_on = done
     st.success(
         f"Your model ({model.n_layers} layers × {model.n_heads} heads, d_model {model.d_model}) trained for "
-        f"{len(losses)} steps: loss {losses[0]:.2f} → {sum(losses[-20:]) / min(20, len(losses)):.2f}. "
+        f"{len(losses)} steps on {trained_on}: loss {losses[0]:.2f} → {sum(losses[-20:]) / min(20, len(losses)):.2f}. "
         "It is now the model on every page (choose it again in the sidebar any time).",
         icon="✅",
     )

@@ -121,18 +121,7 @@ def build_tiny_model(kind: str, folder: Path) -> Path:
         config = DistilBertConfig(vocab_size=len(WORDPIECE_VOCAB), dim=48, n_heads=4, n_layers=2, hidden_dim=96, max_position_embeddings=64)
         DistilBertModel(config).save_pretrained(folder)
         _save_wordpiece_tokenizer(folder, DistilBertTokenizerFast)
-    elif kind == "bert":
-        config = BertConfig(
-            vocab_size=len(WORDPIECE_VOCAB),
-            hidden_size=48,
-            num_attention_heads=3,
-            num_hidden_layers=2,
-            intermediate_size=96,
-            max_position_embeddings=64,
-        )
-        BertModel(config).save_pretrained(folder)
-        _save_wordpiece_tokenizer(folder, BertTokenizerFast)
-    elif kind == "bert-mlm":
+    elif kind in ("bert", "bert-mlm"):
         from transformers import BertForMaskedLM
 
         config = BertConfig(
@@ -143,7 +132,7 @@ def build_tiny_model(kind: str, folder: Path) -> Path:
             intermediate_size=96,
             max_position_embeddings=64,
         )
-        BertForMaskedLM(config).save_pretrained(folder)
+        (BertForMaskedLM if kind == "bert-mlm" else BertModel)(config).save_pretrained(folder)
         _save_wordpiece_tokenizer(folder, BertTokenizerFast)
     elif kind in ("gpt2", "gpt2-lm"):
         from transformers import GPT2LMHeadModel
@@ -184,6 +173,20 @@ BROWSER_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+@contextmanager
+def chromium():
+    """Debian's chromium, driven by Playwright with the flags this machine needs; closed after the block."""
+    from playwright.sync_api import sync_playwright
+
+    assert os.path.exists(CHROMIUM), "Debian's chromium is needed: apt-get install chromium"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 def free_port() -> int:

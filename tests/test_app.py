@@ -100,7 +100,7 @@ def test_hidden_tokens_and_temperature():
     at = on_page(start(), "pages/3_Attention.py")
     at.sidebar.text_area(key="w_text").set_value("The cat sat on the mat.").run()
     at.sidebar.selectbox(key="w_mask").set_value("none").run()
-    at.sidebar.multiselect(key="w_hidden").set_value([1]).run()
+    at.sidebar.multiselect(key="w_hidden").set_value([(0, 1)]).run()
     pattern = stages_chart(at, 0)["softmax"]
     assert np.isnan(pattern[:, 1]).all()
     peak_default = np.nanmax(pattern, axis=1).mean()

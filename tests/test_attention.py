@@ -110,6 +110,8 @@ def test_mask_spec_builds_causal_padding_and_hidden_keys():
     no_padding = MaskSpec.parse("none").build(key_valid)
     assert bool(no_padding.all())
     assert MaskSpec.parse("causal+padding", [2, 2]).hidden_keys == (2,)
+    both = MaskSpec.parse("none", [3, (1, 0), [1, 0]])
+    assert both.hidden_keys == (3,) and both.hidden_in == ((1, 0),) and both.hidden_for(1) == (0, 3) and both.hidden_for(0) == (3,)
     with pytest.raises(ValueError):
         MaskSpec.parse("diagonal")
 
@@ -136,6 +138,17 @@ def test_worked_example_follows_the_cell_through_every_step():
     assert math.isclose(step["exp"] / step["row_sum"], step["weight"], rel_tol=1e-5)
     masked = worked_example(stages, 0, 1, 1, 3)
     assert not masked["allowed"] and masked["weight"] == 0 and masked["exp"] == 0
+
+
+def test_mask_spec_hides_a_key_in_one_sentence_only():
+    key_valid = torch.tensor([[True, True, True, True], [True, True, True, False]])
+    mask = MaskSpec(causal=False, padding=True, hidden_in=((0, 2), (1, 0), (5, 1), (0, 9))).build(key_valid)  # rows or keys beyond the batch: ignored
+    plain = MaskSpec(causal=False, padding=True).build(key_valid)
+    expected = plain.clone()
+    expected[0, :, :, 2] = False  # sentence 0: key 2 hidden from each of its queries
+    expected[1, :, :, 0] = False  # sentence 1: key 0
+    assert torch.equal(mask, expected)
+    assert mask[1, 0, 0].tolist() == [False, True, True, False] and mask[0, 0, 3].tolist() == [True, True, False, True]
 
 
 @pytest.mark.parametrize("temperature", [0.3, 1.0, 4.0])

@@ -6,15 +6,12 @@ PNG and SVG, and saves a screenshot of every page in artifacts/screenshots/.
 
 import io
 import re
-import os
 import xml.etree.ElementTree as ElementTree
 
 import pytest
 from PIL import Image
 
-from conftest import ROOT
-
-from conftest import BROWSER_ARGS, CHROMIUM, toy_labels
+from conftest import ROOT, chromium, toy_labels
 
 SHOTS = ROOT / "artifacts" / "screenshots"
 pytestmark = pytest.mark.browser
@@ -22,14 +19,9 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def page(server):
-    from playwright.sync_api import sync_playwright
-
-    assert os.path.exists(CHROMIUM), "Debian's chromium is needed: apt-get install chromium"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+    with chromium() as browser:
         context = browser.new_context(viewport={"width": 1500, "height": 1100}, accept_downloads=True)
         yield context.new_page()
-        browser.close()
 
 
 def settle(page, timeout=60_000):

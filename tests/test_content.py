@@ -180,22 +180,25 @@ def test_pretrained_display_runs_through_the_whole_model(tiny_model_dir):
 
 
 def test_settings_use_full_names_and_the_url_keeps_its_short_keys():
-    settings = Settings(sentence=1, temperature=2.5, embedding_layer=1, hidden=(3, 1), tokenizer="char", scaling=False, references="a, b")
+    settings = Settings(sentence=1, temperature=2.5, embedding_layer=1, hidden=((1, 3), (0, 5)), tokenizer="char", scaling=False, references="a, b")
     query = to_query(settings)
-    assert query == {"sent": "1", "temp": "2.5", "elayer": "1", "hide": "3,1", "tok": "char", "scale": "0", "refs": "a, b"}
+    assert query == {"sent": "1", "temp": "2.5", "elayer": "1", "hide": "0.5,1.3", "tok": "char", "scale": "0", "refs": "a, b"}
     back, notices = from_query(query)
     assert notices == [] and back == settings
     assert set(URL_KEYS.values()) >= {"sent", "temp", "elayer", "ntemp", "pe_n", "pe_d", "topk"}
     bad, notices = from_query({"hide": "-1", "heads": "-2", "sent": "x"})
     assert bad == Settings() and len(notices) == 3
+    bad, notices = from_query({"hide": "0.-2,1.x"})
+    assert bad == Settings() and len(notices) == 1
 
 
 def test_attention_display_is_validated_once():
-    assert AttentionDisplay(hidden=(3, 1, 3)).hidden == (1, 3)
-    for wrong in (dict(mask="diagonal"), dict(temperature=0), dict(temperature=float("nan")), dict(hidden=(-1,))):
+    assert AttentionDisplay(hidden=((1, 3), (0, 1), (1, 3))).hidden == ((0, 1), (1, 3))
+    for wrong in (dict(mask="diagonal"), dict(temperature=0), dict(temperature=float("nan")), dict(hidden=((0, -1),)), dict(hidden=(3,))):
         with pytest.raises(ValueError):
             AttentionDisplay(**wrong)
-    assert AttentionDisplay("model", (2,)).mask_spec("causal").hidden_keys == (2,)
+    spec = AttentionDisplay("model", ((1, 2),)).mask_spec("causal")
+    assert spec.hidden_in == ((1, 2),) and spec.hidden_keys == () and spec.hidden_for(1) == (2,) and spec.hidden_for(0) == ()
     assert AttentionDisplay().is_models_own and not AttentionDisplay(scaling=False).is_models_own
     with pytest.raises(dataclasses.FrozenInstanceError):
         AttentionDisplay().temperature = 2.0  # type: ignore[misc]
@@ -212,11 +215,12 @@ def test_guarded_keeps_the_page_and_logs_the_traceback(caplog):
 
 
 def test_attention_titles_follow_the_state(toy):
-    settings = Settings(text="The cat sat on the mat.", layer=0, heads=(1,), mask="causal", hidden=(1,), scaling=False, temperature=2.0)
+    settings = Settings(text="The cat sat on the mat.", layer=0, heads=(1,), mask="causal", hidden=((0, 1),), scaling=False, temperature=2.0)
     trace = run_model(toy, settings.sentences, settings.display)
     figure = attention_page(settings, trace).figures["stages-L0-H1"]
     panel_titles = [a.text.split("<br>")[0] for a in figure.layout.annotations]
-    assert panel_titles == ["raw Q·Kᵀ", "no scaling (÷ 1)", "masked: causal + 1 hidden", "softmax(· ÷ T), T = 2"]
+    assert panel_titles == ["raw Q·Kᵀ", "no scaling (÷ 1)", "masked: causal", "softmax(· ÷ T), T = 2"]
+    assert figure.layout.annotations[2].text.startswith("masked: causal<br><sup>+ 1 hidden · ")
     assert figure.layout.title.text == "toy · layer 0 · head 1 · mask causal · hidden “ cat” · scaling off · T = 2 · what-if"
     on = run_model(toy, settings.sentences, Settings(text=settings.text).display)
     assert attention_page(Settings(text=settings.text, heads=(1,)), on).figures["stages-L0-H1"].layout.annotations[1].text.startswith("÷ √d_k = ÷ √32 = ÷ ")

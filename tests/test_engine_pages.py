@@ -29,10 +29,11 @@ def models(tiny_model_dir):
 
 def test_every_model_runs_the_display_through_the_whole_model(models):
     model = models("bert")
-    display = AttentionDisplay(mask="causal+padding", hidden=(1,), scaling=False, temperature=2.0, ablate=((0, 1),))
+    display = AttentionDisplay(mask="causal+padding", hidden=((0, 1),), scaling=False, temperature=2.0, ablate=((0, 1),))
     trace = run_model(model, TEXT.splitlines(), display)
     own = run_model(model, TEXT.splitlines(), AttentionDisplay())
-    assert trace.what_ifs == ["mask causal+padding (model: padding)", "hidden key position 1", "scaling off", "temperature 2", "head 0.1 ablated (zero)"]
+    hidden = f"hidden: '{trace.tokens[0][1].text}' in sentence 1"
+    assert trace.what_ifs == ["mask causal+padding (model: padding)", hidden, "scaling off", "temperature 2", "head 0.1 ablated (zero)"]
     assert own.what_ifs == [] and trace.what_if is None  # nothing is recomputed for one layer only any more
     assert (trace.hidden_states[-1] - own.hidden_states[-1]).abs().max() > 1e-2
     assert trace.stages(1).pattern[0, 0, 3, 1] == 0  # the hidden key, in a later layer too

@@ -78,7 +78,7 @@ def figures(request, toy):
         layer=1,
         heads=(0,),
         mask="causal",
-        hidden=(1, 2),
+        hidden=((0, 1), (0, 2)),
         scaling=False,
         temperature=2.0,
         sinks=True,

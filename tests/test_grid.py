@@ -190,7 +190,8 @@ def expected_view(query: dict[str, str], model) -> dict:
     texts = query["text"].splitlines()
     trace = model.trace(texts)
     n_pos = trace.input_ids.shape[1]
-    hide = [int(p) for p in query["hide"].split(",") if p and int(p) < n_pos]
+    positions = [int(p) for p in query["hide"].split(",") if p]  # a first-version link: hidden in each sentence, where it has that token
+    hide = [(s, p) for s, tokens in enumerate(trace.tokens) for p in positions if p < len(tokens)]
     name = model.default_mask if query["mask"] == "model" else query["mask"]
     sent = int(query["sent"])
     masked = ~MaskSpec.parse(name, hide).build(trace.key_valid)[sent, 0].numpy()  # [query, key]

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import io
-import os
 import time
 import urllib.parse
 import urllib.request
@@ -14,7 +13,7 @@ import pytest
 import torch
 from PIL import Image
 
-from conftest import BROWSER_ARGS, CHROMIUM, streamlit_server, toy_labels, toy_tokens
+from conftest import chromium, streamlit_server, toy_labels, toy_tokens
 from model import load_model
 from model.words import word_groups, word_pattern
 
@@ -31,13 +30,8 @@ def app_url():
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    assert os.path.exists(CHROMIUM), "Debian's chromium is needed: apt-get install chromium"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

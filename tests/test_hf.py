@@ -194,7 +194,7 @@ def test_hide_equals_attention_mask_zero(loaded):
     attention_mask[:, 2] = 0
     expected = eager_run(reference, trace, attention_mask=attention_mask)
     torch.testing.assert_close(trace.logits[:, 3:], expected.logits[:, 3:], atol=1e-4, rtol=0)
-    assert trace.what_ifs == ["hidden key position 2"]
+    assert trace.what_ifs == ["hidden: position 2 in every sentence"]
 
 
 def test_prediction_at_every_position(loaded):

@@ -3,26 +3,24 @@ and the buttons and keeps the figures with their titles; presentation mode hides
 the text, and the arrow keys move from one figure to the next."""
 
 import io
-import os
 
 import pytest
 from pypdf import PdfReader
 
-from conftest import BROWSER_ARGS, CHROMIUM
+from conftest import chromium
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def browser_page(server):
-    from playwright.sync_api import sync_playwright
+def browser(server):
+    with chromium() as browser:
+        yield browser
 
-    assert os.path.exists(CHROMIUM), "Debian's chromium is needed: apt-get install chromium"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-        yield page
-        browser.close()
+
+@pytest.fixture(scope="module")
+def browser_page(browser):
+    return browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
 
 
 def open_page(page, url):
@@ -63,3 +61,31 @@ def test_presentation_mode_hides_the_sidebar_and_moves_by_figure(server, browser
     browser_page.get_by_role("button", name="Exit presentation").click()
     browser_page.locator("section[data-testid=stSidebar]").wait_for(state="visible", timeout=60_000)
     assert "present" not in browser_page.url
+
+
+@pytest.mark.parametrize("width, height", [(1280, 720), (1440, 900)])
+def test_presentation_formula_row_fits_on_one_line_at_projector_widths(server, browser, width, height):
+    """The four formulas above the stage panels are whole (none cut at its column's edge or the window's)
+    in one row, and no widget label ends in an ellipsis."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        open_page(page, f"{server}/Attention?text=The+cat+sat+on+the+mat.&present=1")
+        boxes = page.evaluate(
+            """() => [...document.querySelectorAll('.katex-display .katex-html')].slice(0, 4).map((formula) => {
+                const range = document.createRange();
+                range.selectNodeContents(formula);  // the glyphs drawn, not the block they sit in
+                const own = range.getBoundingClientRect(), column = formula.closest('[data-testid=stColumn]').getBoundingClientRect();
+                return {left: own.left, right: own.right, top: own.top, column_right: column.right};
+            })"""
+        )
+        assert len(boxes) == 4
+        for box in boxes:
+            assert box["right"] <= box["column_right"] + 1 and box["right"] <= width, boxes
+        assert max(b["top"] for b in boxes) - min(b["top"] for b in boxes) < 40, boxes  # one row
+        cut = page.evaluate(
+            "() => [...document.querySelectorAll('.stMarkdownEllipsis')].filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent)"
+        )
+        assert cut == []
+    finally:
+        context.close()

@@ -268,10 +268,12 @@ def test_stage_titles_follow_the_state():
     assert off["scores_masked"] == "masked: 1 hidden"
     assert off["pattern"] == "softmax(· ÷ T), T = 2"
     both = viz.stage_titles(divisor=4.0, d_head=16, mask_name="causal+padding", hidden=("the", "cat"))
-    assert both["scores_masked"] == "masked: causal+padding + 2 hidden"
+    assert both["scores_masked"] == "masked: causal+padding<br><sup>+ 2 hidden</sup>"  # the count under the title: one short line
     data, mask = stages()
     fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t", titles=off)
     assert fig.layout.annotations[1].text.startswith("no scaling (÷ 1)<br>")
+    fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t", titles=both)
+    assert fig.layout.annotations[2].text.startswith("masked: causal+padding<br><sup>+ 2 hidden · ") and fig.layout.annotations[2].text.count("<sup>") == 1
 
 
 def test_pattern_colour_to_the_figures_own_maximum():

@@ -132,3 +132,43 @@ def test_a_lesson_asks_before_replacing_typed_sentences_stays_on_its_page_and_un
     assert not any("Lesson:" in m.value for m in at.main.markdown)
     ticks = chart_titled(at, ["toy · layer 0 · head 0 · mask causal+padding"])["layout"]["xaxis"]["ticktext"]
     assert ticks == toy_tokens("My own sentence about the bank.")  # the user's sentence back, in the toy's own pieces
+
+
+def what_if_badges(at):
+    return [m.value.replace("\\", "") for m in at.markdown if "what-if" in m.value.replace("\\", "")]
+
+
+def test_a_token_hidden_in_one_sentence_by_its_text():
+    at = start().switch_page("pages/3_Attention.py").run()
+    at.sidebar.text_area(key="w_text").set_value("A man fishing on a river bank.\nHe went to the bank to get cash.").run()
+    hide = at.sidebar.multiselect(key="w_hidden")
+    labels = list(hide.options)  # the sentence shown's tokens first, then the other's
+    assert labels[:2] == ["a (sentence 1, position 0)", "man (sentence 1, position 1)"]
+    assert "bank (sentence 1, position 6)" in labels and "the (sentence 2, position 3)" in labels
+    shown = np.isnan(heatmaps(chart_titled(at, ["head 0 ·"]))["softmax"])
+    hide.select("bank (sentence 1, position 6)").run()
+    assert at.query_params["hide"] == "0.6"
+    assert what_if_badges(at) and "hidden: 'bank' in sentence 1" in what_if_badges(at)[0]
+    spec = chart_titled(at, ["head 0 ·", "hidden “bank”"])
+    pattern = heatmaps(spec)["softmax"]
+    assert np.isnan(pattern[6:7, 6]).all() and not shown[6, 6]  # the key is a gap for the queries that could see it
+    np.testing.assert_allclose(np.nansum(pattern[:7], axis=1), 1, atol=1e-5)
+    at.sidebar.selectbox(key="w_sentence").set_value(1).run()  # sentence 2: its "get" at position 6 stays
+    other = heatmaps(chart_titled(at, ["head 0 ·"]))["softmax"]
+    assert not np.isnan(other[6:, 6]).any() and "hidden" not in chart_titled(at, ["head 0 ·"])["layout"]["title"]["text"].replace("what-if", "")
+    labels = list(at.sidebar.multiselect(key="w_hidden").options)
+    assert labels[0] == "he (sentence 2, position 0)" and "bank (sentence 1, position 6)" in labels
+    at.button(key="back_to_own").click().run()
+    assert at.sidebar.multiselect(key="w_hidden").value == [] and not what_if_badges(at)
+
+
+def test_a_first_version_link_hides_the_position_in_each_sentence_and_says_so():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["text"] = "A man fishing on a river bank.\nHe went to the bank to get cash."
+    at.query_params["hide"] = "6"
+    at.run()
+    assert any("older version" in i.value and "position 6" in i.value for i in at.info)
+    at.switch_page("pages/3_Attention.py").run()
+    assert not at.exception
+    assert at.sidebar.multiselect(key="w_hidden").value == [(0, 6), (1, 6)]
+    assert "hidden: 'bank' in sentence 1 and 'get' in sentence 2" in what_if_badges(at)[0]

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui.content_cache import page_content
+from ui.content_cache import attention_content, page_content
 from ui.figures import download_all, show_figure, start_view
 from ui.lesson_view import active_lesson, lesson_box
 from ui.heads import open_clicked_head
@@ -50,6 +50,7 @@ def page(title: str, icon: str, controls: tuple[str, ...] = ()) -> PageContext:
 
 
 __all__ = [
+    "attention_content",
     "page_content",
     "PAGES",
     "ATTENTION",

@@ -9,9 +9,11 @@ built-in or Hub model determines the trace; a model trained in this session is n
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import streamlit as st
 
+from viz.content.attention import attention_figures, attention_selection
 from viz.content.page import PageContent
 from viz.content.settings import SESSION_MODEL, Settings
 
@@ -30,3 +32,11 @@ def page_content(builder: Callable[..., PageContent], settings: Settings, trace,
         return builder(settings, trace) if model is None else builder(settings, trace, model=model)
     view = repr(settings) + (" with the model" if model is not None else "")
     return _cached(f"{builder.__module__}.{builder.__qualname__}", view, builder, settings, trace, model)
+
+
+def attention_content(settings: Settings, trace, model=None) -> PageContent:
+    """The Attention page's content (`viz.content.attention_page`) from two caches: its figures per view
+    without the selection, and the selection (worked example, head view) per whole view. Pinning a token,
+    clicking a cell or switching to words then builds only the second, not every figure of the page."""
+    unselected = replace(settings, pinned=-1, cell=(), words=False)
+    return page_content(attention_figures, unselected, trace, model=model).merge(page_content(attention_selection, settings, trace))

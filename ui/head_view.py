@@ -88,14 +88,12 @@ def head_view_downloads(view: HeadView, name: str, *, pinned: int | None, pair=N
     standalone HTML, and the pinned row as CSV. Returns the figure, so a page can add it to its zip."""
     fig = theme(fig if fig is not None else head_view_figure(view, pinned, pair))
     name = safe_filename(name)
-    columns = st.columns([1, 1, 1, 1, 3])
+    row = st.container(horizontal=True, gap="small", vertical_alignment="center")  # 5 elements sent, where columns took 10
     can_render, why = _static_export()
     if can_render:
-        columns[0].download_button("PNG", lambda: figure_to_png(fig, scale=scale), f"{name}.png", "image/png", key=f"png_{name}", on_click="ignore")
-        columns[1].download_button("SVG", lambda: figure_to_svg(fig), f"{name}.svg", "image/svg+xml", key=f"svg_{name}", on_click="ignore")
-    else:
-        columns[4].caption(why)
-    columns[2].download_button(
+        row.download_button("PNG", lambda: figure_to_png(fig, scale=scale), f"{name}.png", "image/png", key=f"png_{name}", on_click="ignore")
+        row.download_button("SVG", lambda: figure_to_svg(fig), f"{name}.svg", "image/svg+xml", key=f"svg_{name}", on_click="ignore")
+    row.download_button(
         "HTML",
         lambda: head_view_html(view, JS, CSS, pinned),
         f"{name}.html",
@@ -105,7 +103,7 @@ def head_view_downloads(view: HeadView, name: str, *, pinned: int | None, pair=N
         help="The interactive head view as one file that works offline.",
     )
     if pinned is not None and 0 <= pinned < view.n:
-        columns[3].download_button(
+        row.download_button(
             "CSV",
             lambda: pinned_row_csv(view, pinned),
             f"{name}-row-{pinned}.csv",
@@ -115,7 +113,9 @@ def head_view_downloads(view: HeadView, name: str, *, pinned: int | None, pair=N
             help="The pinned row: its weight to every key, per head.",
         )
     else:
-        columns[3].button("CSV", key=f"csv_{name}", disabled=True, help="Pin a token to download its row.")
+        row.button("CSV", key=f"csv_{name}", disabled=True, help="Pin a token to download its row.")
+    if not can_render:
+        row.caption(why)
     return fig
 
 
@@ -210,15 +210,13 @@ def show_clickable_stages(content, figure_id: str) -> bool:
     """The stages of one head, whose softmax panel's cells set the worked example; False when too large
     to click (block means), and then drawn as usual. Content may be shared between sessions: the
     click targets go on a copy."""
-    import plotly.graph_objects as go
+    from ui.figures import made_once, show_figure
+    from viz.clickable import clicked_cell
 
-    from ui.figures import show_figure
-    from viz.clickable import add_cell_targets, clicked_cell, mark_cell
-
-    fig, n = go.Figure(content.figures[figure_id]), len(content.values["labels"])
-    clickable = n <= FULL_RESOLUTION and add_cell_targets(fig, n, n, xaxis="x4", yaxis="y4")
-    if clickable and "query" in content.values:
-        mark_cell(fig, content.values["query"], content.values["key"], xaxis="x4", yaxis="y4")
+    n = len(content.values["labels"])
+    cell = (content.values.get("query"), content.values.get("key"))
+    figure = content.figures[figure_id]
+    fig, clickable = made_once(figure, "clickable", lambda: _clickable_stages(figure, n, cell), variant=cell)  # the latest cell only
 
     def on_click(selection):
         cell = clicked_cell(selection, fig)
@@ -229,16 +227,37 @@ def show_clickable_stages(content, figure_id: str) -> bool:
     return bool(clickable)
 
 
-def show_clickable_overview(content, figure_id: str = "overview-all-heads") -> None:
-    """Every head of every layer; a tile opens its layer and head, and the page scrolls to it."""
+def _clickable_stages(figure, n: int, cell: tuple) -> tuple:
+    """A copy of the stages figure whose softmax cells can be clicked, the chosen cell marked; and whether
+    it is clickable (False for block means)."""
     import plotly.graph_objects as go
 
-    from ui.figures import show_figure
-    from ui.view import key
-    from viz.clickable import add_tile_targets, clicked_tile
+    from viz.clickable import add_cell_targets, mark_cell
 
-    fig = go.Figure(content.figures[figure_id])
+    fig = go.Figure(figure)
+    clickable = n <= FULL_RESOLUTION and add_cell_targets(fig, n, n, xaxis="x4", yaxis="y4")
+    if clickable and cell[0] is not None:
+        mark_cell(fig, *cell, xaxis="x4", yaxis="y4")
+    return fig, clickable
+
+
+def _clickable_overview(figure):
+    import plotly.graph_objects as go
+
+    from viz.clickable import add_tile_targets
+
+    fig = go.Figure(figure)
     add_tile_targets(fig)
+    return fig
+
+
+def show_clickable_overview(content, figure_id: str = "overview-all-heads") -> None:
+    """Every head of every layer; a tile opens its layer and head, and the page scrolls to it."""
+    from ui.figures import made_once, show_figure
+    from ui.view import key
+    from viz.clickable import clicked_tile
+
+    fig = made_once(content.figures[figure_id], "clickable", lambda: _clickable_overview(content.figures[figure_id]))
 
     def on_click(selection):
         tile = clicked_tile(selection, fig)
@@ -270,3 +289,33 @@ def worked_example_picker(content) -> tuple[int, int]:
     query = left.selectbox("Query token", key="w_example_query", **options)
     key_position = right.selectbox("Key token", key="w_example_key", **options)
     return query, key_position
+
+
+def clicks_rerun_only(draw: Callable, settings, trace, model=None) -> None:
+    """`draw(content)` (the Attention page's content) as a fragment: a click on a token of the head view,
+    a cell of a heatmap or the word-level toggle inside it reruns only this part, with the pinned token,
+    cell and word level the click wrote; the sidebar, the trace and the other figures stay as they are.
+    The settings and the link follow the click. Above it, the anchor the page scrolls to when an overview
+    tile opens a head."""
+    from dataclasses import replace
+
+    from ui.content_cache import attention_content
+    from ui.view import key
+    from viz.content.settings import to_query
+
+    @st.fragment
+    def clicked_part():
+        state = st.session_state
+        now = replace(
+            settings,
+            pinned=state.get(key("pinned"), settings.pinned),
+            cell=tuple(state.get(key("cell"), settings.cell)),
+            words=bool(state.get(key("words"), settings.words)),
+        )
+        if now != settings and state.get("settings") != now:
+            state["settings"] = now
+            st.query_params.from_dict(to_query(now))
+        draw(attention_content(now, trace, model=model))
+
+    opened_head_anchor()
+    clicked_part()

@@ -9,6 +9,9 @@ import streamlit.components.v1 as components
 CSS = """
 <style>
 section[data-testid="stSidebar"] { min-width: 22rem; }
+/* a row of formulas: each as wide as it is, wrapping to a second line rather than cut */
+[data-testid="stHorizontalBlock"]:has(.katex-display) { flex-wrap: wrap !important; column-gap: 2.5rem !important; }
+[data-testid="stHorizontalBlock"]:has(.katex-display) > [data-testid="stColumn"] { flex: 0 0 auto !important; width: auto !important; min-width: 0 !important; }
 @page { size: A4 landscape; margin: 10mm; }
 @media print {
   section[data-testid="stSidebar"], header[data-testid="stHeader"], [data-testid="stToolbar"],
@@ -29,6 +32,12 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [da
 html, [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.45rem !important; }
 h1 { font-size: 3.2rem !important; }
 [data-testid="stPlotlyChart"] { min-height: 88vh; scroll-margin-top: 70px; }
+/* the enlarged text needs the width: narrow side margins */
+[data-testid="stMainBlockContainer"] { padding-left: 1.5rem !important; padding-right: 1.5rem !important; max-width: 100% !important; }
+/* widget labels wrap instead of ending in "…" */
+[data-testid="stWidgetLabel"] .stMarkdownEllipsis, [data-testid="stWidgetLabel"] .stMarkdownEllipsis p {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+}
 </style>
 """
 

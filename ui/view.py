@@ -12,6 +12,7 @@ from model import InputError, ModelLoadError, Trace, load_model
 from model.loading import check_model
 from model.adapters import TracedModel
 from ui.text import md
+from viz.content.common import hidden_token_label, hide_choices
 from viz.content.settings import (
     BUILTIN_MODELS,
     SESSION_MODEL,
@@ -274,13 +275,14 @@ def draw_control(name: str, where, settings: Settings, model: TracedModel, trace
     elif name == "mask":
         where.selectbox("Mask", list(MASKS), key=key("mask"), format_func=MASK_LABELS.get)
     elif name == "hidden":
-        tokens = [t.text for t in trace.tokens[settings.sentence]]
         where.multiselect(
             "Hide key tokens",
-            list(range(trace.input_ids.shape[1])),
+            hide_choices(trace, settings.sentence, settings.hidden),
             key=key("hidden"),
-            format_func=lambda p: f"{p}: {tokens[p] if p < len(tokens) else '[PAD]'}",
-            help="No query may attend to these positions.",
+            format_func=lambda pair: hidden_token_label(trace, pair),
+            placeholder="type a word to find it",
+            help="The queries of that token's sentence may not attend to it; the other sentences keep it. "
+            "The whole model runs without it: later layers and predictions of that sentence change.",
         )
     elif name == "scaling":
         where.toggle("Scale by 1/√d_k", key=key("scaling"))

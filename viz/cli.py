@@ -18,6 +18,18 @@ from viz.export.bundle import FORMATS, check_formats, describe, write_folder
 from viz.theme import apply_print_theme
 
 
+def hidden_token(value: str) -> tuple[int | None, int]:
+    """ "2:5" → (1, 5): position 5 of sentence 2 (sentences counted from 1); "5" → (None, 5), every sentence."""
+    sentence, _, position = value.rpartition(":")
+    try:
+        pair = (int(sentence) - 1 if sentence else None, int(position))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not S:P (sentence from 1, position from 0) or P") from None
+    if pair[1] < 0 or (pair[0] is not None and pair[0] < 0):
+        raise argparse.ArgumentTypeError(f"{value!r}: sentences count from 1, positions from 0")
+    return pair
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m viz.export", description=__doc__.split("\n\n")[0])
     parser.add_argument("--text", action="append", required=True, help="a sentence (repeat for a batch)")
@@ -29,7 +41,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sentence", type=int, default=1, help="which sentence of the batch (counted from 1)")
     parser.add_argument("--mask", default=None, help="none, causal, padding, causal+padding (default: the model's own)")
     parser.add_argument("--no-scale", action="store_true", help="do not divide by √d_k")
-    parser.add_argument("--hide", type=int, action="append", default=[], help="key position hidden from every query (repeat)")
+    parser.add_argument(
+        "--hide",
+        type=hidden_token,
+        action="append",
+        default=[],
+        help="S:P hides the token at position P of sentence S (counted from 1) from that sentence's queries; P alone, in every sentence (repeat)",
+    )
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--target", default="bank", help="word followed on the embedding figures")
     parser.add_argument("--refs", default="river,water,money,deposit", help="reference words, comma-separated")
@@ -58,7 +76,7 @@ def build_figures(args: argparse.Namespace):
         layer=args.layer,
         heads=tuple(args.head or [0]),
         mask=args.mask or "model",
-        hidden=tuple(args.hide),
+        hidden=tuple((s, p) for s0, p in args.hide for s in ([s0] if s0 is not None else range(len(args.text)))),
         scaling=not args.no_scale,
         temperature=args.temperature,
         target=args.target,

@@ -33,12 +33,19 @@ def stage_titles(*, divisor: float, d_head: int, temperature: float = 1.0, mask_
         scaled = "no scaling (÷ 1)"
     else:
         scaled = f"÷ √d_k = ÷ √{d_head} = ÷ {divisor:.3g}"
-    parts = [] if mask_name == "none" else [mask_name]
-    if hidden:
-        parts.append(f"{len(hidden)} hidden")
-    masked = "masked: " + (" + ".join(parts) or "nothing")
+    if mask_name == "none":
+        masked = f"masked: {len(hidden)} hidden" if hidden else "masked: nothing"
+    else:  # the hidden keys go under the title, beside the panel's range: one line stays short
+        masked = f"masked: {mask_name}" + (f"<br><sup>+ {len(hidden)} hidden</sup>" if hidden else "")
     softmax = "softmax" if temperature == 1.0 else f"softmax(· ÷ T), T = {temperature:g}"
     return {"scores_raw": "raw Q·Kᵀ", "scores_scaled": scaled, "scores_masked": masked, "pattern": softmax}
+
+
+def _with_spread(title: str, spread: str) -> str:
+    """A panel title with its range on a small second line, after any note the title already has there."""
+    head, _, note = title.partition("<br><sup>")
+    note = note.removesuffix("</sup>")
+    return f"{head}<br><sup>{note + ' · ' if note else ''}{spread}</sup>"
 
 
 def _spread(values: np.ndarray, *, pattern: bool) -> str:
@@ -106,7 +113,7 @@ def stages_figure(
     fig = make_subplots(
         rows=1,
         cols=4,
-        subplot_titles=[f"{names[key]}<br><sup>{_spread(panels[key], pattern=key == 'pattern')}</sup>" for key in STAGE_TITLES],
+        subplot_titles=[_with_spread(names[key], _spread(panels[key], pattern=key == "pattern")) for key in STAGE_TITLES],
         horizontal_spacing=0.03,
     )
     with_tokens = 4 * n_query * n_key <= max_hover_cells

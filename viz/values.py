@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ._common import as_float32, check_labels, finite_range, nothing_to_draw
-from .heatmap import heatmap_trace, weight_scale
+from .heatmap import MAX_HOVER_CELLS, heatmap_trace, weight_scale
 from .labels import position_labels, tick_axis, ticks_for
 from .theme import DIVERGING, MASK_COLOR, SCREEN_TEMPLATE, SEQUENTIAL
 
@@ -91,12 +91,22 @@ def value_step_figure(
         subplot_titles=["attention pattern", "· V (a row per key)", "= z (a row per query)"],
     )
     fig.update_annotations(yshift=8)
-    fig.add_trace(
-        heatmap_trace(weights, names, names, value_name="weight", coloraxis="coloraxis2", name="pattern", cells=dict(stage="pattern", **cells)), row=1, col=1
+    # hover names both tokens up to MAX_HOVER_CELLS cells a panel, positions beyond (a text per cell: 14 MB at 512 tokens)
+    pattern = heatmap_trace(
+        weights,
+        names,
+        names,
+        value_name="weight",
+        coloraxis="coloraxis2",
+        name="pattern",
+        cells=dict(stage="pattern", **cells),
+        with_tokens=weights.size <= MAX_HOVER_CELLS,
     )
+    fig.add_trace(pattern, row=1, col=1)
     components = [str(i) for i in range(d_head)]
-    fig.add_trace(heatmap_trace(values, names, components, value_name="value", coloraxis="coloraxis", name="V"), row=1, col=2)
-    fig.add_trace(heatmap_trace(out, names, components, value_name="z", coloraxis="coloraxis", name="z"), row=1, col=3)
+    small = values.size <= MAX_HOVER_CELLS
+    fig.add_trace(heatmap_trace(values, names, components, value_name="value", coloraxis="coloraxis", name="V", with_tokens=small), row=1, col=2)
+    fig.add_trace(heatmap_trace(out, names, components, value_name="z", coloraxis="coloraxis", name="z", with_tokens=small), row=1, col=3)
     ticks = ticks_for(VALUE_HEIGHT - 220)
     fig.update_xaxes(_token_axis(names, title="key", reversed_=False, max_ticks=ticks) | dict(tickangle=-90), row=1, col=1)
     fig.update_yaxes(_token_axis(names, title="query", reversed_=True, max_ticks=ticks), row=1, col=1)
@@ -170,10 +180,12 @@ def output_step_figure(
         ],
     )
     features = [str(i) for i in range(n_heads * d_head)]
-    fig.add_trace(heatmap_trace(concatenated, names, features, value_name="z", coloraxis="coloraxis", name="concatenated z"), row=1, col=1)
+    tokens = dict(with_tokens=concatenated.size <= MAX_HOVER_CELLS)  # hover names the token up to MAX_HOVER_CELLS cells, positions beyond
+    fig.add_trace(heatmap_trace(concatenated, names, features, value_name="z", coloraxis="coloraxis", name="concatenated z", **tokens), row=1, col=1)
     fig.add_trace(go.Heatmap(z=weights, coloraxis="coloraxis2", name="W_O", hovertemplate="row %{y}<br>column %{x}<br>%{z:.4g}<extra></extra>"), row=1, col=2)
     model_features = [str(i) for i in range(d_model)]
-    fig.add_trace(heatmap_trace(out, names, model_features, value_name="output", coloraxis="coloraxis3", name="output"), row=1, col=3)
+    tokens = dict(with_tokens=out.size <= MAX_HOVER_CELLS)
+    fig.add_trace(heatmap_trace(out, names, model_features, value_name="output", coloraxis="coloraxis3", name="output", **tokens), row=1, col=3)
     ticks = ticks_for(VALUE_HEIGHT - 220)
     concat_axis = dict(
         title="head · d_head",

@@ -26,12 +26,17 @@ def sink_positions(trace, sentence: int) -> list[int]:
     return sorted({0, *(p for p, t in enumerate(tokens) if t.kind == "special")}) if tokens else []
 
 
-def state_note(trace, labels: list[str]) -> str:
-    """What the figures show beyond the model's plain forward pass, for their titles: hidden keys,
-    scaling off, temperature, and "what-if" when the model ran otherwise."""
+def hidden_labels(trace, labels: list[str], sentence: int) -> tuple[str, ...]:
+    """The keys hidden from this sentence's queries, quoted: (“bank”,)."""
+    return tuple(f"“{safe_label(labels[p].strip() or labels[p])}”" for p in trace.mask.hidden_for(sentence) if p < len(labels))
+
+
+def state_note(trace, labels: list[str], sentence: int) -> str:
+    """What the figures of one sentence show beyond the model's plain forward pass, for their titles:
+    the keys hidden in that sentence, scaling off, temperature, and "what-if" when the model ran otherwise."""
     parts = []
-    if trace.mask.hidden_keys:
-        parts.append("hidden " + ", ".join(f"“{safe_label(labels[p])}”" for p in trace.mask.hidden_keys if p < len(labels)))
+    if hidden := hidden_labels(trace, labels, sentence):
+        parts.append("hidden " + ", ".join(hidden))
     if not trace.scale:
         parts.append("scaling off")
     if trace.temperature != 1.0:
@@ -41,8 +46,8 @@ def state_note(trace, labels: list[str]) -> str:
     return "".join(f" · {part}" for part in parts)
 
 
-def head_title(trace, layer: int, head: int, labels: list[str]) -> str:
-    return f"{safe_label(trace.model_name)} · layer {layer} · head {head} · mask {trace.mask.name}{state_note(trace, labels)}"
+def head_title(trace, layer: int, head: int, labels: list[str], sentence: int) -> str:
+    return f"{safe_label(trace.model_name)} · layer {layer} · head {head} · mask {trace.mask.name}{state_note(trace, labels, sentence)}"
 
 
 def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed", focus: int | None = None) -> go.Figure:
@@ -57,9 +62,9 @@ def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, 
         d_head=trace.d_head,
         temperature=float(stages.temperature),
         mask_name=trace.mask.name,
-        hidden=tuple(f"“{safe_label(labels[p])}”" for p in trace.mask.hidden_keys if p < len(labels)),
+        hidden=hidden_labels(trace, labels, sentence),
     )
-    title = head_title(trace, layer, head, labels)
+    title = head_title(trace, layer, head, labels, sentence)
     matrices, shown_labels, hidden, block = fit(
         {name: getattr(stages, name)[sentence, head].numpy() for name in STAGE_NAMES}, labels, ~stages.mask[sentence, head].numpy()
     )
@@ -94,7 +99,7 @@ def pattern_of_head(trace, sentence: int, layer: int, head: int, stages=None, *,
         pattern,
         labels,
         labels,
-        title=head_title(trace, layer, head, labels) + ": softmax pattern",
+        title=head_title(trace, layer, head, labels, sentence) + ": softmax pattern",
         colorbar_title=bar,
         masked=hidden,
         zmin=low,
@@ -112,7 +117,7 @@ def focus_of_head(trace, sentence: int, layer: int, head: int, centre: int, stag
         labels,
         centre=centre,
         masked=~stages.mask[sentence, head].numpy(),
-        title=head_title(trace, layer, head, labels) + ": focus window",
+        title=head_title(trace, layer, head, labels, sentence) + ": focus window",
         pattern_colour=pattern_colour,
         cells=dict(layer=layer, head=head),
     )
@@ -128,7 +133,7 @@ def renormalised_of_head(trace, sentence: int, layer: int, head: int, stages=Non
         labels,
         hidden=sink_positions(trace, sentence),
         masked=~stages.mask[sentence, head].numpy(),
-        title=head_title(trace, layer, head, labels),
+        title=head_title(trace, layer, head, labels, sentence),
         pattern_colour=pattern_colour,
         cells=dict(layer=layer, head=head),
     )
@@ -146,7 +151,7 @@ def value_step_of_head(trace, sentence: int, layer: int, head: int, stages=None,
         layer=layer,
         head=head,
         masked=~stages.mask[sentence, head].numpy(),
-        title=head_title(trace, layer, head, labels) + ": z = pattern · V",
+        title=head_title(trace, layer, head, labels, sentence) + ": z = pattern · V",
         pattern_colour=pattern_colour,
     )
 
@@ -164,7 +169,7 @@ def output_step(trace, model, sentence: int, layer: int, heads: list[int], stage
         labels,
         heads=heads,
         layer=layer,
-        title=f"{safe_label(trace.model_name)} · layer {layer}{state_note(trace, labels)}: heads side by side · W_O",
+        title=f"{safe_label(trace.model_name)} · layer {layer}{state_note(trace, labels, sentence)}: heads side by side · W_O",
     )
 
 
@@ -179,7 +184,7 @@ def scaling_figures(trace, sentence: int, layer: int, head: int, *, pattern_colo
     note = f" · means of {block}×{block} blocks" if block > 1 else ""
     low, high, bar = weight_scale(np.where(hidden, np.nan, scaled), np.where(hidden, np.nan, unscaled), colour=pattern_colour)
     common = dict(colorbar_title=bar, masked=block_hidden, zmin=low, zmax=high, max_hover_cells=4096, height=520)  # two side by side
-    state = state_note(trace, labels).replace(" · scaling off", "")
+    state = state_note(trace, labels, sentence).replace(" · scaling off", "")
     temperature = f" ÷ {trace.temperature:g}" if trace.temperature != 1.0 else ""
     return {
         f"softmax-scaled-L{layer}-H{head}": attention_heatmap(
@@ -217,7 +222,7 @@ def overview_figure(trace, sentence: int, *, pattern_colour: str = "fixed") -> g
         labels,
         masked=hidden,
         pattern_colour=pattern_colour,
-        title=f"{safe_label(trace.model_name)}: attention patterns of every head{state_note(trace, labels)}",
+        title=f"{safe_label(trace.model_name)}: attention patterns of every head{state_note(trace, labels, sentence)}",
     )
 
 
@@ -259,7 +264,16 @@ def attention_page(settings, trace, query: int | None = None, key: int | None = 
     `renormalised-L{l}-H{h}` when `settings.sinks`; `output-step-L{l}` (heads concatenated · W_O,
     given the `model`); `softmax-scaled-…`, `softmax-unscaled-…`, `row-stats-…` for the first head;
     `head-view-L{l}` and its values (see `head_view_section`); `overview-all-heads`; table `worked-example`
-    for one query and key (default: `settings.cell`, else token 2 and token 0)."""
+    for one query and key (default: `settings.cell`, else token 2 and token 0).
+
+    The two parts, `attention_figures` and `attention_selection`, can be built (and cached) apart: the
+    first does not read the pinned token, the cell or the word level, which a click changes."""
+    return attention_figures(settings, trace, overview=overview, model=model).merge(attention_selection(settings, trace, query, key))
+
+
+def attention_figures(settings, trace, overview: bool = True, model=None) -> PageContent:
+    """The Attention page without what a click on a token or a cell changes (see `attention_selection`):
+    it reads neither `settings.pinned`, `settings.cell` nor `settings.words`."""
     content = PageContent()
     b, layer, heads = settings.sentence, settings.layer, list(settings.heads) or [0]
     colour = settings.pattern_colour
@@ -288,14 +302,16 @@ def attention_page(settings, trace, query: int | None = None, key: int | None = 
         content.figures[f"value-step-L{layer}-H{head}"] = value_step_of_head(trace, b, layer, head, stages, pattern_colour=colour)
     if model is not None and hasattr(model, "attention_output"):
         content.figures[f"output-step-L{layer}"] = output_step(trace, model, b, layer, heads, stages)
-    if query is None and key is None and len(settings.cell) == 2:  # the cell chosen in the head view or a heatmap
-        query, key = settings.cell
-    worked = worked_example_content(settings, trace, query, key, stages)
-    content.tables.update(worked.tables)
-    content.notices += worked.notices
-    content.values.update(worked.values)
-    content = content.merge(head_view_section(settings, trace, stages))
     if overview:
         content.figures["overview-all-heads"] = overview_figure(trace, b, pattern_colour=colour)
     content.values["head_options"] = [(lay, h) for lay in range(trace.n_layers) for h in range(trace.n_heads)]
     return content
+
+
+def attention_selection(settings, trace, query: int | None = None, key: int | None = None) -> PageContent:
+    """What the pinned token, the chosen cell and the word level decide: table `worked-example` (default
+    cell: `settings.cell`, else token 2 and token 0) and the head view section (`head_view_section`)."""
+    stages = trace.stages(settings.layer)
+    if query is None and key is None and len(settings.cell) == 2:  # the cell chosen in the head view or a heatmap
+        query, key = settings.cell
+    return worked_example_content(settings, trace, query, key, stages).merge(head_view_section(settings, trace, stages))

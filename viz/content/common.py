@@ -15,6 +15,32 @@ def sentence_labels(trace, sentence: int) -> list[str]:
     return tokens + ["[PAD]"] * (trace.input_ids.shape[1] - len(tokens))
 
 
+HIDE_CHOICES = 512  # tokens offered by the "Hide key tokens" box: every sentence's, up to this many
+
+
+def hide_choices(trace, shown: int, hidden=()) -> list[tuple[int, int]]:
+    """The (sentence, position) pairs the "Hide key tokens" box offers: the tokens of the sentence
+    shown first, then the other sentences' (while there are fewer than HIDE_CHOICES), and every pair
+    already hidden."""
+    order = [shown, *(s for s in range(len(trace.tokens)) if s != shown)]
+    choices: list[tuple[int, int]] = []
+    for sentence in order:
+        pairs = [(sentence, p) for p in range(len(trace.tokens[sentence]))]
+        if choices and len(choices) + len(pairs) > HIDE_CHOICES:
+            break
+        choices += pairs
+    return choices + [pair for pair in hidden if pair not in set(choices)]
+
+
+def hidden_token_label(trace, pair: tuple[int, int]) -> str:
+    """ "bank (sentence 1, position 5)": a token by its text (leading space dropped), its sentence
+    counted from 1 and its position from 0."""
+    sentence, position = pair
+    tokens = trace.tokens[sentence] if 0 <= sentence < len(trace.tokens) else []
+    text = tokens[position].text if 0 <= position < len(tokens) else "?"
+    return f"{text.strip() or repr(text)} (sentence {sentence + 1}, position {position})"
+
+
 def token_rows(tokens) -> list[dict]:
     return [dict(text=t.text, id=t.id, kind=t.kind) for t in tokens]
 

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 from model.attention import MaskSpec
 from model.tokenizers import TOY_TOKENIZERS as TOKENIZER_CLASSES
+from model.tokenizers import is_visible_text
 
 DEFAULT_TEXT = "Write a poem about a man fishing on a river bank.\nWrite a poem about a man withdrawing money from a bank."
 SESSION_MODEL = "trained-here"
@@ -60,7 +61,7 @@ class Settings:
     layer: int = 0
     heads: tuple[int, ...] = (0,)
     mask: str = "model"  # "model" = the model's own, or one of MaskSpec.NAMES
-    hidden: tuple[int, ...] = ()  # key positions hidden from every query
+    hidden: tuple[tuple[int, int], ...] = ()  # (sentence, key position) pairs: that sentence's queries may not attend to that key
     scaling: bool = True  # divide the scores by √d_k
     temperature: float = 1.0  # of the attention softmax
     sentence: int = 0  # which sentence of the batch the pages draw (0-based)
@@ -87,7 +88,7 @@ class Settings:
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
-        object.__setattr__(self, "hidden", tuple(self.hidden))
+        object.__setattr__(self, "hidden", hidden_pairs(self.hidden))
         object.__setattr__(self, "cell", tuple(self.cell))
         object.__setattr__(self, "ablate", tuple(sorted({(int(layer), int(head)) for layer, head in self.ablate})))
 
@@ -117,11 +118,12 @@ class Settings:
 class AttentionDisplay:
     """How attention is shown: mask, hidden keys, scaling and softmax temperature. Validated once, here.
 
-    `mask` is "model" (the model's own) or one of `MaskSpec.NAMES`.
+    `mask` is "model" (the model's own) or one of `MaskSpec.NAMES`; `hidden` holds (sentence, key
+    position) pairs, both counted from 0: each key is hidden from the queries of its sentence only.
     """
 
     mask: str = "model"
-    hidden: tuple[int, ...] = ()
+    hidden: tuple[tuple[int, int], ...] = ()
     scaling: bool = True
     temperature: float = 1.0
     ablate: tuple[tuple[int, int], ...] = ()  # (layer, head) pairs zeroed before the output projection
@@ -131,9 +133,9 @@ class AttentionDisplay:
             raise ValueError(f"unknown mask {self.mask!r}; choose one of {', '.join(MASKS)}")
         if not (isinstance(self.temperature, (int, float)) and math.isfinite(self.temperature) and self.temperature > 0):
             raise ValueError(f"temperature must be a positive number, got {self.temperature!r}")
-        hidden = tuple(sorted({int(p) for p in self.hidden}))
-        if any(p < 0 for p in hidden):
-            raise ValueError(f"hidden positions must be ≥ 0, got {hidden}")
+        hidden = hidden_pairs(self.hidden)
+        if any(v < 0 for pair in hidden for v in pair):
+            raise ValueError(f"hidden (sentence, position) pairs must be ≥ 0, got {hidden}")
         object.__setattr__(self, "hidden", hidden)
         object.__setattr__(self, "temperature", float(self.temperature))
         ablate = tuple(sorted({(int(layer), int(head)) for layer, head in self.ablate}))
@@ -148,6 +150,16 @@ class AttentionDisplay:
     @property
     def is_models_own(self) -> bool:
         return self.mask == "model" and not self.hidden and self.scaling and self.temperature == 1.0 and not self.ablate
+
+
+def hidden_pairs(hidden) -> tuple[tuple[int, int], ...]:
+    """(sentence, position) pairs, sorted and without repeats; anything else is a ValueError."""
+    pairs = set()
+    for item in hidden:
+        if isinstance(item, (str, bytes)) or not hasattr(item, "__len__") or len(item) != 2:
+            raise ValueError(f"a hidden token is a (sentence, position) pair, got {item!r}")
+        pairs.add((int(item[0]), int(item[1])))
+    return tuple(sorted(pairs))
 
 
 def temperature_options(current: float) -> list[float]:
@@ -210,15 +222,40 @@ def _int_list(value: str) -> tuple[int, ...]:
     return tuple(int(part) for part in value.split(","))
 
 
-def _head_list(value: str) -> tuple[tuple[int, int], ...]:
-    """ "1.2,0.3" → ((0, 3), (1, 2))."""
+def _pair_list(value: str, old_form: bool = False) -> tuple:
+    """ "1.2,0.3" → ((0, 3), (1, 2)). With `old_form`, a plain number (a hidden position of the
+    first version's links, hidden in every sentence) is kept as an int, for `from_query` to spread."""
     if value.strip() == "":
         return ()
-    pairs = []
+    items = set()
     for part in value.split(","):
-        layer, head = part.split(".")
-        pairs.append((int(layer), int(head)))
-    return tuple(sorted(set(pairs)))
+        if old_form and "." not in part:
+            items.add(int(part))
+            continue
+        first, second = part.split(".")
+        items.add((int(first), int(second)))
+    return tuple(sorted(items, key=lambda item: item if isinstance(item, tuple) else (-1, item)))
+
+
+def _head_list(value: str) -> tuple[tuple[int, int], ...]:
+    return _pair_list(value)
+
+
+def _spread_old_hidden(hidden: tuple, text: str) -> tuple[tuple[tuple[int, int], ...], str | None]:
+    """A link of the first version hid a position in every sentence ("hide=5"): hide it in each
+    sentence of the link's text, so the view is the same, and say so."""
+    positions = [item for item in hidden if isinstance(item, int)]
+    if not positions:
+        return hidden, None
+    n_sentences = max(sum(1 for line in text.splitlines() if is_visible_text(line)), 1)
+    pairs = {item for item in hidden if isinstance(item, tuple)}
+    pairs |= {(sentence, p) for p in positions for sentence in range(n_sentences)}
+    listed = ", ".join(map(str, positions))
+    notice = (
+        f"This link is from an older version, which hid position{'s' * (len(positions) > 1)} {listed} in every sentence; "
+        "the same tokens are hidden, now one by one in each sentence (see “Hide key tokens”)."
+    )
+    return tuple(sorted(pairs)), notice
 
 
 def _bool(value: str) -> bool:
@@ -244,7 +281,7 @@ PARSERS = {
     "layer": int,
     "heads": _int_list,
     "mask": str,
-    "hidden": _int_list,
+    "hidden": lambda value: _pair_list(value, old_form=True),
     "scaling": _bool,
     "temperature": _temperature,
     "sentence": int,
@@ -306,7 +343,9 @@ def from_query(params: dict[str, str]) -> tuple[Settings, list[str]]:
                 raise ValueError(raw)
             if f.name in RANGES and not RANGES[f.name][0] <= value <= RANGES[f.name][1]:
                 raise ValueError(raw)
-            if f.name in ("heads", "hidden", "cell") and any(v < 0 for v in value):
+            if f.name in ("heads", "cell") and any(v < 0 for v in value):
+                raise ValueError(raw)
+            if f.name == "hidden" and any(v < 0 for item in value for v in (item if isinstance(item, tuple) else (item,))):
                 raise ValueError(raw)
             if f.name == "cell" and len(value) not in (0, 2):
                 raise ValueError(raw)
@@ -321,6 +360,9 @@ def from_query(params: dict[str, str]) -> tuple[Settings, list[str]]:
             notices.append(f"The link's value for “{key}” ({raw[:40]!r}) is not valid; the default is used.")
             continue
         values[f.name] = value
+    if "hidden" in values:
+        values["hidden"], notice = _spread_old_hidden(values["hidden"], values.get("text", DEFAULT_TEXT))
+        notices += [notice] if notice else []
     for name in ("temperature", "sampling_temperature"):
         key = URL_KEYS[name]
         if name in values and float(params[key]) != values[name]:
@@ -335,8 +377,8 @@ def to_query(settings: Settings) -> dict[str, str]:
     for name, value in asdict(settings).items():
         if value == defaults[name]:
             continue
-        if name == "ablate":
-            text = ",".join(f"{layer}.{head}" for layer, head in value)
+        if name in ("ablate", "hidden"):
+            text = ",".join(f"{first}.{second}" for first, second in value)
         elif isinstance(value, (list, tuple)):
             text = ",".join(str(v) for v in value)
         elif isinstance(value, bool):
@@ -360,9 +402,10 @@ def clamp_to_model(
     if len(heads) != len(settings.heads):
         notices.append(f"Heads outside 0…{n_heads - 1} were dropped.")
     heads = heads or (0,)
-    hidden = tuple(p for p in dict.fromkeys(settings.hidden) if 0 <= p < n_pos)
+    lengths = sentence_lengths or [n_pos] * n_sentences
+    hidden = tuple((s, p) for s, p in settings.hidden if 0 <= s < n_sentences and 0 <= p < lengths[s])
     if len(hidden) != len(settings.hidden):
-        notices.append("Hidden positions beyond the input were dropped.")
+        notices.append("Hidden tokens beyond their sentence (or of a sentence no longer there) were dropped.")
     sentence = settings.sentence if 0 <= settings.sentence < n_sentences else 0
     if sentence != settings.sentence:
         notices.append(f"There is no sentence {settings.sentence + 1}; showing sentence 1.")

@@ -1,0 +1,173 @@
+"""What a rerun of the Attention page rebuilds, and what the figures send: issue 19's server work per action."""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+import time
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import ui.content_cache
+import viz
+from apptest_helpers import chart_titled, charts, decode
+from conftest import ROOT
+from viz.export import figure_to_csv
+
+
+class CountingFigure(go.Figure):
+    """A figure that counts its conversions to a plotly dict (what st.plotly_chart asks for)."""
+
+    def to_dict(self):
+        self.__dict__["conversions"] = self.__dict__.get("conversions", 0) + 1
+        return super().to_dict()
+
+
+def test_a_figure_is_converted_once_however_often_it_is_shown():
+    from ui.figures import _Prepared, made_once, plotly_dict
+
+    fig = CountingFigure(go.Heatmap(z=[[0.25, 0.75], [1.0, 0.0]], name="pattern"))
+    first = plotly_dict(fig)
+    assert plotly_dict(fig) is first and fig.conversions == 1
+    sent = _Prepared(first).to_dict()
+    assert sent is first and decode(sent["data"][0]["z"]).tolist() == [[0.25, 0.75], [1.0, 0.0]]
+    made = []
+    for variant in ((2, 0), (2, 0), (3, 1), (2, 0)):  # only the latest variant is kept
+        made_once(fig, "clickable", lambda v=variant: made.append(v) or len(made), variant=variant)
+    assert made == [(2, 0), (3, 1), (2, 0)]
+
+
+def attention_page_of(text: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["text"] = text
+    at.run()
+    at.switch_page("pages/3_Attention.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def counted(monkeypatch, name):
+    """Replace ui.content_cache.<name> (a page builder) by one that counts its calls; same cache key."""
+    calls = []
+    builder = getattr(ui.content_cache, name)
+
+    @functools.wraps(builder)
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        return builder(*args, **kwargs)
+
+    monkeypatch.setattr(ui.content_cache, name, counting)
+    return calls
+
+
+def test_pinning_a_token_or_choosing_a_cell_builds_no_figure_again(monkeypatch):
+    ui.content_cache._cached.clear()
+    figures, selections = counted(monkeypatch, "attention_figures"), counted(monkeypatch, "attention_selection")
+    at = attention_page_of("the fisher sat on the river bank")
+    stages_before = chart_titled(at, ["head 0 ·"])
+    assert (len(figures), len(selections)) == (1, 1)
+
+    at.session_state["w_pinned"] = 3  # what a click on a token of the head view writes
+    at.session_state["w_cell"] = [3, 1]  # what a click on a cell writes
+    at.run()
+    assert not at.exception
+    assert len(figures) == 1 and len(selections) == 2  # the figures came from the cache
+    assert figures[0].pinned == -1 and figures[0].cell == () and selections[-1].cell == (3, 1)
+    stages_after = chart_titled(at, ["head 0 ·"])
+    marks = [t for t in stages_after["data"] if t.get("name") == "worked example"]
+    assert [(m["x"], m["y"]) for m in marks] == [([1], [3])]  # the chosen cell is outlined on the softmax panel
+    assert [t for t in stages_before["data"] if t.get("name") != "worked example"] == [t for t in stages_after["data"] if t.get("name") != "worked example"]
+    assert (at.session_state["w_example_query"], at.session_state["w_example_key"]) == (3, 1)  # the worked example follows
+
+    at.sidebar.toggle(key="w_scaling").set_value(False).run()
+    assert len(figures) == 2 and figures[-1].scaling is False  # a toggle is a new view
+    assert at.query_params["pin"] == "3" and at.query_params["scale"] == "0"
+
+
+def test_every_chart_sent_equals_its_figure(monkeypatch):
+    """The dict made once (ui.figures._Prepared) is what the browser gets: same traces, same numbers."""
+    from model import load_model
+    from viz.content import Settings, attention_page, run_model
+
+    ui.content_cache._cached.clear()
+    settings = Settings(text="the fisher sat on the river bank")
+    model = load_model("toy")
+    content = attention_page(settings, run_model(model, settings.sentences, settings.display), model=model)
+    at = attention_page_of(settings.text)
+    at.run()  # the second run sends the dicts made in the first
+    sent = {spec["layout"]["title"]["text"]: spec for spec in charts(at)}
+    expected = json.loads(content.figures["value-step-L0-H0"].to_json())
+    got = sent[expected["layout"]["title"]["text"]]
+    for want, have in zip(expected["data"], got["data"], strict=True):
+        np.testing.assert_array_equal(decode(have["z"]), decode(want["z"]))
+
+
+def test_long_inputs_send_no_hover_text_per_cell_and_the_csv_keeps_every_token_at_full_precision():
+    rng = np.random.default_rng(0)
+    n, d_head = 300, 16
+    logits = rng.normal(size=(n, n))
+    pattern = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    v = rng.normal(size=(n, d_head))
+    labels = [f"w{i}" for i in range(n)]
+    fig = viz.value_step_figure(pattern, v, pattern @ v, labels, layer=0, head=1, title="t")
+    size_mb = len(fig.to_json()) / 1e6
+    assert size_mb < 1.5, f"{size_mb:.1f} MB"  # a text per cell made it 5 MB
+    weights = next(t for t in fig.data if t.name == "pattern")
+    assert weights.text is None and "query %{y}" in weights.hovertemplate  # positions in the hover, not one text per cell
+    small = viz.value_step_figure(pattern[:8, :8], v[:8], pattern[:8, :8] @ v[:8], labels[:8], title="t")
+    assert next(t for t in small.data if t.name == "pattern").text is not None  # short inputs keep both tokens in the hover
+    table = pd.read_csv(io.StringIO(figure_to_csv(fig)))
+    cells = table[table["panel"] == "pattern"]
+    assert len(cells) == n * n and set(cells["row_label"]) == set(labels)
+    row = cells[(cells["row"] == 5) & (cells["column"] == 7)]
+    assert row["value"].item() == pytest.approx(float(np.float32(pattern[5, 7])), rel=1e-7)
+
+
+def _quiet(page, frames, seconds=1.5, timeout=60):
+    """Wait until the server has sent nothing for `seconds`."""
+    deadline = time.monotonic() + timeout
+    count, since = len(frames), time.monotonic()
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+        if len(frames) != count:
+            count, since = len(frames), time.monotonic()
+        elif time.monotonic() - since >= seconds:
+            return
+    raise AssertionError("the server kept sending")
+
+
+@pytest.mark.browser
+def test_a_click_in_the_head_view_reruns_only_its_part_of_the_page():
+    """The head view, the stages heatmaps and the worked example are one fragment (ui.head_view.clicks_rerun_only):
+    pinning a token sends that part again, not the page; a sidebar toggle still reruns the whole page."""
+    from conftest import chromium, streamlit_server
+
+    with streamlit_server("app.py") as (url, _), chromium() as browser:
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        frames = []
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(len(frame))))
+        page.goto(f"{url}/Attention?text=The+cat+sat+on+the+mat.")
+        page.wait_for_selector(".hv-q .hv-tok", timeout=90_000)
+        _quiet(page, frames)
+
+        frames.clear()
+        page.locator(".hv-q .hv-tok").nth(3).click()
+        page.wait_for_function("() => location.search.includes('pin=3')", timeout=30_000)
+        _quiet(page, frames)
+        pin_frames = len(frames)
+        page.wait_for_selector(".hv-row-table caption:has-text('(position 3)')", timeout=30_000)  # the pinned row's table
+        assert page.locator(".hv-q .hv-tok.hv-pinned").all_inner_texts() == ["on"]
+
+        frames.clear()
+        page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
+        page.wait_for_function("() => location.search.includes('scale=0')", timeout=30_000)
+        _quiet(page, frames)
+        toggle_frames = len(frames)
+        assert "pin=3" in page.url  # the full run kept the pinned token
+        assert 0 < pin_frames < toggle_frames / 2, (pin_frames, toggle_frames)
+        assert page.locator("[data-testid=stException], [data-testid=stAlertContentError]").count() == 0
