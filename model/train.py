@@ -44,7 +44,7 @@ class TrainConfig:
     replace_share: float = 0.1  # bidirectional models: share of the other tokens replaced by a random one
     neighbour_weight: float = 0.0  # bidirectional models: weight of predicting a word's hidden neighbours from its vector
     neighbour_window: int = 1  # bidirectional models: neighbours up to this many positions left and right
-    context_weight: float = 0.0  # bidirectional models: weight of predicting the sentence's hidden words from a word's vector
+    context_weight: float = 1.0  # bidirectional models: weight of predicting the sentence's hidden words from a word's vector
     context_share: float = 0.25  # bidirectional models: share of the positions asked for them (a sample keeps it cheap)
     seed: int = 0
 
@@ -52,6 +52,11 @@ class TrainConfig:
 def default_model_config(causal: bool = True) -> ToyConfig:
     """The shipped toy models: 2 layers × 4 heads, d_model 128, the corpus's own byte-level BPE."""
     return ToyConfig(n_layers=2, n_heads=4, d_model=128, d_mlp=512, tokenizer="bpe", causal=causal)
+
+
+def word_model_config(causal: bool = True) -> ToyConfig:
+    """The readable word-level toy that the Train page trains (your own text adds its words to this vocabulary)."""
+    return ToyConfig(tokenizer="word", vocabulary=word_vocabulary(), causal=causal)
 
 
 def word_vocabulary() -> list[str]:

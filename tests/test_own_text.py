@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from conftest import ROOT
 from model.own_text import MAX_CHARS, MAX_SENTENCE_TOKENS, MIN_TOKENS, TextError, decode_upload, training_sentences
 from model.toy import ToyConfig
-from model.train import TrainConfig, default_model_config, train
+from model.train import TrainConfig, train, word_model_config
 
 HERONS = (
     "The heron stood in the shallows. It waited for a fish!\n"
@@ -20,7 +20,7 @@ HERONS = (
 
 
 def test_text_is_cut_into_sentences_at_line_breaks_and_after_end_marks():
-    own = training_sentences(HERONS, default_model_config().vocabulary)
+    own = training_sentences(HERONS, word_model_config().vocabulary)
     assert own.sentences == [
         "The heron stood in the shallows.",
         "It waited for a fish!",
@@ -75,8 +75,8 @@ def test_uploads_are_read_as_utf8_and_other_bytes_are_refused():
 
 
 def test_a_model_trained_on_own_sentences_knows_their_words_and_its_loss_falls():
-    own = training_sentences(HERONS * 3, default_model_config().vocabulary)
-    config = ToyConfig(n_layers=1, n_heads=2, d_model=32, d_mlp=64, vocabulary=default_model_config().vocabulary + own.new_words)
+    own = training_sentences(HERONS * 3, word_model_config().vocabulary)
+    config = ToyConfig(n_layers=1, n_heads=2, d_model=32, d_mlp=64, tokenizer="word", vocabulary=word_model_config().vocabulary + own.new_words)
     model, losses = train(config, TrainConfig(steps=120, batch_size=8), texts=own.sentences)
     assert sum(losses[-10:]) / 10 < 0.5 * sum(losses[:5]) / 5  # five sentences, learnt nearly by heart
     tokens = model.tokenizer.encode("The heron swallowed the fish.")

@@ -44,7 +44,7 @@ BANK_LESSON_TEXT = {
     ),
     ("bidirectional", "after"): (
         "The trained bidirectional toy sees the whole sentence, so a sense given after “bank” can reach it. "
-        "Here the two groups part only a little: where “bank” sits in the sentence still spreads them more than its sense.",
+        "The two groups part, but less than in MiniLM: where “bank” sits in the sentence still spreads them too.",
         "Which layer parts the senses most? Compare with the causal toy and with MiniLM on the same sentences.",
     ),
 }

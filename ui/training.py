@@ -10,7 +10,7 @@ import streamlit as st
 from model.adapters import ToyModel
 from model.own_text import MAX_CHARS, OwnText, TextError, decode_upload, training_sentences
 from model.toy import ToyConfig
-from model.train import TrainConfig, default_model_config, train
+from model.train import TrainConfig, train, word_model_config
 from ui.text import md
 from viz.content.settings import SESSION_MODEL
 
@@ -42,7 +42,7 @@ def own_text_box() -> OwnText | None:
             source = f"the file “{upload.name}”" + (" (the pasted text is not used)" if st.session_state.get("own_text", "").strip() else "")
         else:
             text, source = st.session_state.get("own_text", ""), "the pasted text"
-        own = training_sentences(text, default_model_config().vocabulary)
+        own = training_sentences(text, word_model_config().vocabulary)
     except TextError as error:
         st.warning(md(error), icon="✍️")
         return None
@@ -76,7 +76,8 @@ def train_here(n_layers: int, n_heads: int, d_model: int, pe_base: int, causal: 
             pe_base=float(pe_base),
             causal=causal,
             seed=seed,
-            vocabulary=default_model_config().vocabulary + (own.new_words if own is not None else []),
+            tokenizer="word",  # the readable word-level toy: your own text adds its words to its vocabulary
+            vocabulary=word_model_config().vocabulary + (own.new_words if own is not None else []),
         )
         progress = st.progress(0.0, text="starting…")
         chart = st.empty()
