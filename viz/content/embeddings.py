@@ -34,7 +34,7 @@ def embedding_figures(projection, model_name: str) -> dict[str, go.Figure]:
         f"projection-{projection.target}-L{projection.layer}": projection_figure(
             projection.points,
             projection.arrows,
-            title=f"“{target}” {hidden_state_name(projection.layer)} ({model_name}): PC 1 {pc1:.0%}, PC 2 {pc2:.0%}{split}",
+            title=f"“{target}” {hidden_state_name(projection.layer)} ({model_name})<br><sup>PC 1 {pc1:.0%}, PC 2 {pc2:.0%}{split}</sup>",
             centroids=projection.centroids,
         ),
     }
