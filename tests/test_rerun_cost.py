@@ -5,6 +5,9 @@ from __future__ import annotations
 import functools
 import io
 import json
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -212,3 +215,35 @@ def test_the_zip_holds_the_head_view_as_shown_after_a_click_reruns_only_its_frag
     (csv_name,) = [name for name in archive.namelist() if name.endswith(".csv")]
     values = pd.read_csv(io.BytesIO(archive.read(csv_name)))["value"].tolist()
     assert values == pytest.approx([0.9, 0.1, 0.2, 0.8])  # the pinned view, not the one before the click
+
+
+FIRST_RUN = """
+import json, sys
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file(sys.argv[1], default_timeout=120)
+at.run()
+seen = {"home": sorted(m for m in sys.argv[2:] if m in sys.modules)}
+at.switch_page("pages/3_Attention.py").run()
+seen["attention"] = sorted(m for m in sys.argv[2:] if m in sys.modules)
+seen["charts"], seen["errors"] = len(at.get("plotly_chart")), [e.value for e in at.exception]
+print(json.dumps(seen))
+"""
+
+
+def test_a_first_visit_on_the_toy_model_loads_no_hugging_face_and_no_export_machinery():
+    """Cold start: a fresh interpreter runs Home then the Attention page as a first visitor does. The
+    toy model needs torch only; transformers loads when a Hugging Face model is chosen, kaleido and its
+    browser driver when a PNG/SVG is asked for (checking that they are installed imports neither)."""
+    lazy = ["transformers", "huggingface_hub", "tokenizers", "tiktoken", "kaleido", "choreographer"]
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_RUN, str(ROOT / "app.py"), *lazy],
+        cwd=ROOT,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["errors"] == [] and seen["charts"] >= 5  # the page was drawn
+    assert seen["home"] == [] and seen["attention"] == []
