@@ -169,7 +169,7 @@ def _render(fig: go.Figure, fmt: str, *, scale: float, width: int | None, height
     ok, message = static_export_available()
     if not ok:
         raise RuntimeError(message)
-    fig_dict = go.Figure(fig).to_plotly_json()
+    fig_dict = (fig if isinstance(fig, go.Figure) else go.Figure(fig)).to_plotly_json()  # a copy already: no second one
     layout = fig_dict.get("layout", {})
     opts = dict(
         format=fmt,
