@@ -49,6 +49,8 @@ def test_streamlit_does_not_collect_garbage_after_every_run():
     settings = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert settings["runner"]["postScriptGC"] is False
     assert "runner.postScriptGC" in config._config_options_template  # the option this file sets still exists
+    assert settings["server"]["fileWatcherType"] == "none"  # no walk over every loaded module per new session
+    assert "none" in config._config_options_template["server.fileWatcherType"].description
 
 
 def test_page_content_is_built_once_per_view_and_never_shared_for_a_session_model():

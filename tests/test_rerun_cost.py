@@ -5,6 +5,9 @@ from __future__ import annotations
 import functools
 import io
 import json
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -171,3 +174,76 @@ def test_a_click_in_the_head_view_reruns_only_its_part_of_the_page():
         assert "pin=3" in page.url  # the full run kept the pinned token
         assert 0 < pin_frames < toggle_frames / 2, (pin_frames, toggle_frames)
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError]").count() == 0
+
+
+def test_the_zip_holds_the_head_view_as_shown_after_a_click_reruns_only_its_fragment(monkeypatch):
+    """A pin click reruns only the head view's fragment (ui.head_view.clicks_rerun_only): the page's zip
+    button, drawn by the last full run, must still give the figures and the settings shown now."""
+    import streamlit as st
+
+    import ui.figures
+    from viz.content import Settings
+
+    buttons = {}
+    monkeypatch.setattr(st, "download_button", lambda label, data, *a, key=None, **k: buttons.setdefault(key, data))
+    monkeypatch.setattr(ui.figures, "figures_zip", functools.partial(ui.figures.figures_zip, formats=("csv",)))
+    monkeypatch.setattr(st, "plotly_chart", lambda *a, **k: None)
+
+    def head_view(pinned):  # stands for the head view figure: its numbers depend on the pinned token
+        return go.Figure(go.Heatmap(z=[[0.5, 0.5], [1.0, 0.0]] if pinned < 0 else [[0.9, 0.1], [0.2, 0.8]], name="pattern"))
+
+    shown = Settings(text="the fisher sat on the river bank")
+    for name in ("settings", ui.figures.REGISTRY, ui.figures.ABOUT):  # bare mode: one session state for the process
+        monkeypatch.setitem(st.session_state, name, None)  # put back as it was after the test
+    st.session_state["settings"] = shown
+    ui.figures.start_view()  # a full run
+    ui.figures.show_figure(head_view(-1), "head-view-L0", exports=False)
+    ui.figures.download_all("attention")
+    zip_of_the_page = buttons["zip_attention"]
+
+    from dataclasses import replace
+
+    st.session_state["settings"] = replace(shown, pinned=3)  # the fragment rerun after a pin click
+    ui.figures.view_changed()
+    ui.figures.show_figure(head_view(3), "head-view-L0", exports=False)
+
+    import zipfile
+
+    archive = zipfile.ZipFile(io.BytesIO(zip_of_the_page()))
+    manifest = json.loads(archive.read("manifest.json"))
+    assert manifest["settings"]["pinned"] == 3 and "pin=3" in manifest["link"]
+    (csv_name,) = [name for name in archive.namelist() if name.endswith(".csv")]
+    values = pd.read_csv(io.BytesIO(archive.read(csv_name)))["value"].tolist()
+    assert values == pytest.approx([0.9, 0.1, 0.2, 0.8])  # the pinned view, not the one before the click
+
+
+FIRST_RUN = """
+import json, sys
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file(sys.argv[1], default_timeout=120)
+at.run()
+seen = {"home": sorted(m for m in sys.argv[2:] if m in sys.modules)}
+at.switch_page("pages/3_Attention.py").run()
+seen["attention"] = sorted(m for m in sys.argv[2:] if m in sys.modules)
+seen["charts"], seen["errors"] = len(at.get("plotly_chart")), [e.value for e in at.exception]
+print(json.dumps(seen))
+"""
+
+
+def test_a_first_visit_on_the_toy_model_loads_no_hugging_face_and_no_export_machinery():
+    """Cold start: a fresh interpreter runs Home then the Attention page as a first visitor does. The
+    toy model needs torch only; transformers loads when a Hugging Face model is chosen, kaleido and its
+    browser driver when a PNG/SVG is asked for (checking that they are installed imports neither)."""
+    lazy = ["transformers", "huggingface_hub", "tokenizers", "tiktoken", "kaleido", "choreographer"]
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_RUN, str(ROOT / "app.py"), *lazy],
+        cwd=ROOT,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["errors"] == [] and seen["charts"] >= 5  # the page was drawn
+    assert seen["home"] == [] and seen["attention"] == []

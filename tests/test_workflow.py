@@ -172,3 +172,32 @@ def test_a_first_version_link_hides_the_position_in_each_sentence_and_says_so():
     assert not at.exception
     assert at.sidebar.multiselect(key="w_hidden").value == [(0, 6), (1, 6)]
     assert "hidden: 'bank' in sentence 1 and 'get' in sentence 2" in what_if_badges(at)[0]
+
+
+def test_editing_a_sentence_lets_go_of_the_tokens_hidden_in_it_and_says_so():
+    at = start().switch_page("pages/3_Attention.py").run()
+    at.sidebar.text_area(key="w_text").set_value("A man fishing on a river bank.\nHe went to the bank to get cash.").run()
+    hide = at.sidebar.multiselect(key="w_hidden")
+    first_bank = next(label for label in hide.options if label.startswith("bank (sentence 1"))
+    second_bank = next(label for label in hide.options if label.startswith("bank (sentence 2"))
+    hide.select(first_bank).select(second_bank).run()
+    assert len(at.sidebar.multiselect(key="w_hidden").value) == 2
+    at.sidebar.text_area(key="w_text").set_value("A man fishing on a river bank.\nShe went to the bank to get cash.").run()
+    kept = at.sidebar.multiselect(key="w_hidden").value
+    assert [sentence for sentence, _ in kept] == [0]  # sentence 1 reads as before; sentence 2 changed
+    assert any("Sentence 2 has changed" in i.value for i in at.info)
+    assert "hidden: 'bank' in sentence 1" in what_if_badges(at)[0] and "sentence 2" not in what_if_badges(at)[0]
+
+
+def test_follow_edit_keeps_only_the_hidden_tokens_of_unchanged_sentences():
+    from dataclasses import replace
+
+    from viz.content.settings import Settings, follow_edit
+
+    before = Settings(text="one two three\n\nfour five six\nseven", hidden=((0, 1), (1, 2), (2, 0)))
+    same, notices = follow_edit(before, replace(before, layer=1))
+    assert same.hidden == before.hidden and notices == []
+    edited, notices = follow_edit(before, replace(before, text="one two three\n\nfour FIVE six"))  # sentence 3 gone too
+    assert edited.hidden == ((0, 1),) and notices == [
+        "Sentences 2, 3 have changed, so the tokens hidden in them are shown again (choose them anew under “Hide key tokens”)."
+    ]

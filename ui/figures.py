@@ -26,6 +26,7 @@ from viz.export.bundle import archive_name, describe
 from viz.export.names import stamped_stem
 
 REGISTRY = "_figures_of_view"
+ABOUT = "_about_of_view"  # {"about": describe(...)} of the view shown, kept current by fragment reruns
 MADE = "_attention_viz_made"  # on a figure object: what was derived from it once (themed copy, plotly dict, clickable copy)
 T = TypeVar("T")
 
@@ -64,6 +65,15 @@ def plotly_dict(fig: go.Figure) -> dict:
 def start_view() -> None:
     """Forget the figures of the previous run: each run registers what it draws."""
     st.session_state[REGISTRY] = {}
+    st.session_state[ABOUT] = {}
+
+
+def view_changed() -> None:
+    """A fragment rerun changed the view (a pin, a cell): the zip of the page describes it as now shown.
+
+    The figures a fragment draws replace theirs in the registry as they are drawn; the zip button, outside
+    the fragment, reads the registry and this description when it is clicked."""
+    st.session_state.setdefault(ABOUT, {})["about"] = about_view()
 
 
 @st.cache_resource(show_spinner=False)
@@ -136,14 +146,16 @@ def _png_scale() -> float:
 def download_all(page: str) -> None:
     """One button: every figure of this view in PNG, SVG, HTML and CSV, with a manifest (model,
     sentences, every setting, the link back to this view)."""
-    figures = dict(st.session_state.get(REGISTRY, {}))
+    figures = st.session_state.get(REGISTRY, {})  # the dict itself: a fragment rerun replaces what it redraws
     if not figures:
         return
-    about = about_view()
+    described = st.session_state.setdefault(ABOUT, {})
+    described["about"] = about = about_view()
+    scale = _png_scale()
     st.divider()
     st.download_button(
         f"Download all {len(figures)} figures of this view (zip)",
-        lambda: figures_zip(figures, scale=_png_scale(), about=about),
+        lambda: figures_zip(dict(figures), scale=scale, about=described.get("about", about)),
         archive_name(page, about),
         "application/zip",
         key=f"zip_{safe_filename(page)}",

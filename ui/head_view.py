@@ -300,6 +300,7 @@ def clicks_rerun_only(draw: Callable, settings, trace, model=None) -> None:
     from dataclasses import replace
 
     from ui.content_cache import attention_content
+    from ui.figures import view_changed
     from ui.view import key
     from viz.content.settings import to_query
 
@@ -312,9 +313,10 @@ def clicks_rerun_only(draw: Callable, settings, trace, model=None) -> None:
             cell=tuple(state.get(key("cell"), settings.cell)),
             words=bool(state.get(key("words"), settings.words)),
         )
-        if now != settings and state.get("settings") != now:
+        if state.get("settings") != now:  # also back to the full run's view (a pin cleared)
             state["settings"] = now
             st.query_params.from_dict(to_query(now))
+            view_changed()
         draw(attention_content(now, trace, model=model))
 
     opened_head_anchor()

@@ -18,6 +18,7 @@ from viz.content.settings import (
     SESSION_MODEL,
     MASKS,
     MAX_TEXT_CHARS,
+    follow_edit,
     temperature_options,
     TOY_TOKENIZERS,
     AttentionDisplay,
@@ -93,7 +94,9 @@ def _initial_settings() -> Settings:
             updates["model"] = st.session_state.pop("custom_model")
     elif choice is not None:
         updates["model"] = choice
-    return replace(settings, **updates)
+    edited, notices = follow_edit(settings, replace(settings, **updates))
+    st.session_state.setdefault("link_notices", []).extend(notices)
+    return edited
 
 
 def _check_custom_model() -> None:

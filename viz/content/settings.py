@@ -241,6 +241,23 @@ def _head_list(value: str) -> tuple[tuple[int, int], ...]:
     return _pair_list(value)
 
 
+def follow_edit(before: Settings, after: Settings) -> tuple[Settings, list[str]]:
+    """Hidden tokens belong to a sentence as it was typed. When the text changes, a hidden (sentence,
+    position) pair is kept only if that sentence reads the same as before; the others are let go, with a
+    notice, rather than hiding whatever token now stands at their position."""
+    if before.text == after.text or not after.hidden:
+        return after, []
+    old, new = ([line for line in s.text.splitlines() if is_visible_text(line)] for s in (before, after))
+    kept = tuple(p for p in after.hidden if p[0] < min(len(old), len(new)) and old[p[0]] == new[p[0]])
+    dropped = sorted({sentence + 1 for sentence, _ in set(after.hidden) - set(kept)})
+    if not dropped:
+        return after, []
+    one = len(dropped) == 1
+    which = f"Sentence {dropped[0]} has" if one else f"Sentences {', '.join(map(str, dropped))} have"
+    notice = f"{which} changed, so the tokens hidden in {'it' if one else 'them'} are shown again (choose them anew under “Hide key tokens”)."
+    return replace(after, hidden=kept), [notice]
+
+
 def _spread_old_hidden(hidden: tuple, text: str) -> tuple[tuple[tuple[int, int], ...], str | None]:
     """A link of the first version hid a position in every sentence ("hide=5"): hide it in each
     sentence of the link's text, so the view is the same, and say so."""
