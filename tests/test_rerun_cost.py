@@ -232,9 +232,10 @@ print(json.dumps(seen))
 
 def test_a_first_visit_on_the_toy_model_loads_no_hugging_face_and_no_export_machinery():
     """Cold start: a fresh interpreter runs Home then the Attention page as a first visitor does. The
-    toy model needs torch only; transformers loads when a Hugging Face model is chosen, kaleido and its
-    browser driver when a PNG/SVG is asked for (checking that they are installed imports neither)."""
-    lazy = ["transformers", "huggingface_hub", "tokenizers", "tiktoken", "kaleido", "choreographer"]
+    toy model needs torch and the `tokenizers` package (its BPE) only; transformers loads when a Hugging
+    Face model is chosen, kaleido and its browser driver when a PNG/SVG is asked for (checking that they
+    are installed imports neither)."""
+    lazy = ["transformers", "huggingface_hub", "tiktoken", "kaleido", "choreographer"]
     done = subprocess.run(
         [sys.executable, "-c", FIRST_RUN, str(ROOT / "app.py"), *lazy],
         cwd=ROOT,
