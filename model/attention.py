@@ -115,7 +115,7 @@ def masked_softmax(scores: Tensor, mask: Tensor, temperature: float = 1.0) -> Te
     every_key = bool(mask.all())
     if not every_key:
         scores.masked_fill_(~mask, torch.finfo(scores.dtype).min)
-    pattern = torch.softmax(scores, dim=-1)
+    pattern = torch.softmax(scores, dim=-1, out=scores)  # in place: no second pos² tensor to allocate
     if not every_key:
         has_key = mask.any(dim=-1, keepdim=True)  # [..., query_pos, 1]
         if not bool(has_key.all()):

@@ -187,3 +187,11 @@ def test_trace_pattern_is_the_stages_pattern_for_one_sentence_or_all():
         unscaled = trace.stages(layer, scale=False, mask=MaskSpec.parse("none"))
         assert torch.equal(trace.pattern(layer, 0, scale=False, mask=MaskSpec.parse("none")), unscaled.pattern[0])
     assert trace.pattern(0, 1)[:, :, 1].eq(0).all()  # the hidden key
+
+
+def test_masked_softmax_in_place_equals_torch_softmax_on_long_rows():
+    """The softmax is taken in place (no second pos² tensor); on rows as long as the models' it gives
+    exactly torch's out-of-place result."""
+    scores = torch.randn(2, 4, 512, 512, generator=torch.Generator().manual_seed(1)) * 5
+    expected = torch.softmax(scores, dim=-1)
+    assert torch.equal(masked_softmax(scores.clone(), torch.ones((), dtype=torch.bool)), expected)
