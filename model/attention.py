@@ -115,7 +115,10 @@ def masked_softmax(scores: Tensor, mask: Tensor, temperature: float = 1.0) -> Te
     every_key = bool(mask.all())
     if not every_key:
         scores.masked_fill_(~mask, torch.finfo(scores.dtype).min)
-    pattern = torch.softmax(scores, dim=-1, out=scores)  # in place: no second pos² tensor to allocate
+    if scores.requires_grad and torch.is_grad_enabled():  # training: autograd needs the out-of-place softmax
+        pattern = torch.softmax(scores, dim=-1)
+    else:  # in place: no second pos² tensor to allocate (the same result, bit for bit)
+        pattern = torch.softmax(scores, dim=-1, out=scores)
     if not every_key:
         has_key = mask.any(dim=-1, keepdim=True)  # [..., query_pos, 1]
         if not bool(has_key.all()):
