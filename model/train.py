@@ -44,7 +44,7 @@ class TrainConfig:
     replace_share: float = 0.1  # bidirectional models: share of the other tokens replaced by a random one
     neighbour_weight: float = 0.0  # bidirectional models: weight of predicting a word's hidden neighbours from its vector
     neighbour_window: int = 1  # bidirectional models: neighbours up to this many positions left and right
-    context_weight: float = 10.0  # bidirectional models: weight of predicting the sentence's hidden words from a word's vector
+    context_weight: float = 20.0  # bidirectional models: weight of predicting the sentence's hidden words from a word's vector
     context_share: float = 0.25  # bidirectional models: share of the positions asked for them (a sample keeps it cheap)
     seed: int = 0
 

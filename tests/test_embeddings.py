@@ -106,11 +106,11 @@ def test_causal_toy_cannot_see_a_sense_given_after_the_word():
 
 
 def test_bidirectional_toy_parts_the_senses_given_after_the_word_more_than_before_training():
-    """Measured, under the target of 2 (README: 1.88): more than 4 × its random weights, own sense nearer."""
+    """The target of 2 (README: 2.06), more than 4 × its random weights, own sense nearer."""
     ratio, by_layer = held_out_ratio(load_model("toy-bidirectional"), BANK_AFTER)
     before_training, _ = held_out_ratio(load_model("toy-bidirectional-random"), BANK_AFTER)
-    assert ratio > 4 * before_training and ratio > 1.5
-    assert by_layer[-1].same > by_layer[-1].other + 0.1  # the per-layer plot: 0.53 against 0.35 at the last layer
+    assert ratio > 4 * before_training and ratio >= 2
+    assert by_layer[-1].same > by_layer[-1].other + 0.1  # the per-layer plot: 0.67 against 0.48 at the last layer
     causal, _ = held_out_ratio(load_model("toy"), BANK_AFTER)
     assert ratio > 4 * causal  # what seeing both sides adds
 

@@ -201,3 +201,13 @@ def test_follow_edit_keeps_only_the_hidden_tokens_of_unchanged_sentences():
     assert edited.hidden == ((0, 1),) and notices == [
         "Sentences 2, 3 have changed, so the tokens hidden in them are shown again (choose them anew under “Hide key tokens”)."
     ]
+
+
+def test_model_box_names_fit_and_the_description_stands_below():
+    from viz.content.settings import BUILTIN_MODELS, MODEL_NAMES
+
+    assert set(MODEL_NAMES) == set(BUILTIN_MODELS) and max(len(name) for name in MODEL_NAMES.values()) <= 36
+    at = start()
+    box = at.sidebar.selectbox(key="w_model_choice")
+    assert box.format_func("smollm2") == "SmolLM2-135M-Instruct"
+    assert BUILTIN_MODELS["toy"] in [c.value for c in at.sidebar.caption]

@@ -15,6 +15,7 @@ from ui.text import md
 from viz.content.common import hidden_token_label, hide_choices
 from viz.content.settings import (
     BUILTIN_MODELS,
+    MODEL_NAMES,
     SESSION_MODEL,
     MASKS,
     MAX_TEXT_CHARS,
@@ -191,8 +192,10 @@ def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] =
         "Model",
         choices,
         key="w_model_choice",
-        format_func=lambda name: BUILTIN_MODELS.get(name, "Another model…"),
+        format_func=lambda name: MODEL_NAMES.get(name, "Another model…"),
     )
+    if st.session_state["w_model_choice"] in BUILTIN_MODELS:
+        side.caption(BUILTIN_MODELS[st.session_state["w_model_choice"]])
     if st.session_state["w_model_choice"] == CUSTOM:
         side.text_input(
             "Hugging Face id" + (" or local folder" if allow_local else ""),

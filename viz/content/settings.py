@@ -28,6 +28,17 @@ BUILTIN_MODELS = {
     "distilbert-base-uncased": "DistilBERT base uncased (Hugging Face Hub)",
     "gpt2": "GPT-2 small (Hugging Face Hub)",
 }
+MODEL_NAMES = {  # short enough for the sidebar's model box, which shows the description below it
+    "toy": "Toy, trained",
+    "toy-random": "Toy, random weights",
+    "toy-bidirectional": "Toy, bidirectional, trained",
+    "toy-bidirectional-random": "Toy, bidirectional, random weights",
+    SESSION_MODEL: "Your toy (trained here)",
+    "minilm": "all-MiniLM-L6-v2",
+    "smollm2": "SmolLM2-135M-Instruct",
+    "distilbert-base-uncased": "DistilBERT base uncased",
+    "gpt2": "GPT-2 small",
+}
 TOY_TOKENIZERS = {name: tokenizer.label for name, tokenizer in TOKENIZER_CLASSES.items()}  # the registry in model/, with labels
 MASKS = ("model", *MaskSpec.NAMES)  # "model" = the model's own mask
 THEMES = ("screen", "print")
