@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, urlencode
@@ -291,6 +292,22 @@ def _toggle_actions(page) -> dict:
     }
 
 
+@contextmanager
+def monitored_page(**context_options):
+    """A page of Debian's chromium at VIEWPORT with the chart monitor (MONITOR_JS) in it; the browser is
+    closed after the block."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        try:
+            context = browser.new_context(viewport=VIEWPORT, **context_options)
+            context.add_init_script(MONITOR_JS)
+            yield context.new_page()
+        finally:
+            browser.close()
+
+
 def measure_toggles(page, server: Server, url: str, repeats: int, log, names: tuple[str, ...] = TOGGLES) -> dict:
     """Each toggle, one way and back, `repeats` times: changed / settled seconds and server CPU per toggle."""
     page.goto(url)
@@ -498,7 +515,6 @@ def available_models(wanted: tuple[str, ...]) -> tuple[tuple[str, ...], list[str
 
 
 def run_browser(options: BrowserOptions) -> dict:
-    from playwright.sync_api import sync_playwright
 
     def say(message: str) -> None:
         if options.log is not None:
@@ -509,30 +525,23 @@ def run_browser(options: BrowserOptions) -> dict:
     if {"toggles", "pages", "png"} & set(options.parts):
         server = Server()
         try:
-            with sync_playwright() as p, tempfile.TemporaryDirectory() as folder:
-                browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-                context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
-                context.add_init_script(MONITOR_JS)
-                page = context.new_page()
-                try:
-                    if "toggles" in options.parts:
-                        results["toggles"] = {}
-                        for model in models:
-                            texts = texts_of_tokens(model, options.sizes)
-                            for n, text in texts.items():
-                                say(f"{model}, {n} tokens: toggles (load average {load_average()})")
-                                row = measure_toggles(page, server, attention_url(server.url, model, text), options.repeats, say)
-                                row["load_average"] = load_average()
-                                results["toggles"].setdefault(model, {})[str(n)] = row
-                    small = attention_url(server.url, "toy", texts_of_tokens("toy", (16,))[16])
-                    if "pages" in options.parts:
-                        say("page switch Attention → Tokens → Attention")
-                        results["page_switch"] = dict(measure_page_switch(page, small, options.repeats), load_average=load_average())
-                    if "png" in options.parts:
-                        say("PNG export click → file saved")
-                        results["png_export"] = dict(measure_png(page, small, options.repeats, Path(folder)), load_average=load_average())
-                finally:
-                    browser.close()
+            with monitored_page(accept_downloads=True) as page, tempfile.TemporaryDirectory() as folder:
+                if "toggles" in options.parts:
+                    results["toggles"] = {}
+                    for model in models:
+                        texts = texts_of_tokens(model, options.sizes)
+                        for n, text in texts.items():
+                            say(f"{model}, {n} tokens: toggles (load average {load_average()})")
+                            row = measure_toggles(page, server, attention_url(server.url, model, text), options.repeats, say)
+                            row["load_average"] = load_average()
+                            results["toggles"].setdefault(model, {})[str(n)] = row
+                small = attention_url(server.url, "toy", texts_of_tokens("toy", (16,))[16])
+                if "pages" in options.parts:
+                    say("page switch Attention → Tokens → Attention")
+                    results["page_switch"] = dict(measure_page_switch(page, small, options.repeats), load_average=load_average())
+                if "png" in options.parts:
+                    say("PNG export click → file saved")
+                    results["png_export"] = dict(measure_png(page, small, options.repeats, Path(folder)), load_average=load_average())
             results["server_exceptions"] = server.exceptions()[:10]
         finally:
             server.stop()

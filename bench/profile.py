@@ -22,16 +22,14 @@ from pathlib import Path
 
 from bench.browser import (
     CHART,
-    CHROMIUM,
-    MONITOR_JS,
-    VIEWPORT,
+    monitored_page,
     Server,
     _toggle_actions,
     _wait_settled,
     attention_url,
     texts_of_tokens,
 )
-from bench.coldstart import BROWSER_ARGS, ROOT
+from bench.coldstart import ROOT
 
 PROJECT = ("app.py", "pages/", "ui/", "viz/", "model/")
 PACKAGES = (
@@ -109,8 +107,6 @@ def analyse(raw: str, rate: int) -> dict:
 
 
 def profile(model: str = "toy", tokens: int = 16, toggles: int = 20, rate: int = 250, raw_copy: Path | None = None) -> dict:
-    from playwright.sync_api import sync_playwright
-
     pyspy = shutil.which("py-spy")
     if not pyspy:
         raise SystemExit("py-spy is not installed: pip install py-spy")
@@ -118,11 +114,7 @@ def profile(model: str = "toy", tokens: int = 16, toggles: int = 20, rate: int =
     server = Server()
     raw_path = Path(tempfile.mkstemp(suffix=".txt")[1])
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-            context = browser.new_context(viewport=VIEWPORT)
-            context.add_init_script(MONITOR_JS)
-            page = context.new_page()
+        with monitored_page() as page:
             page.goto(attention_url(server.url, model, text))
             page.wait_for_selector(CHART, timeout=180_000)
             _wait_settled(page, 0, timeout_s=180, expect_change=False)
@@ -157,7 +149,6 @@ def profile(model: str = "toy", tokens: int = 16, toggles: int = 20, rate: int =
             cpu = server.cpu() - cpu0
             spy.send_signal(2)  # SIGINT: py-spy writes its output and stops
             spy.wait(timeout=60)
-            browser.close()
         raw = raw_path.read_text()
         result = analyse(raw, rate)
         result.update(model=model, tokens=tokens, toggles=toggles, cpu_per_toggle_s=cpu / toggles, wall_s=wall, load_average=os.getloadavg())

@@ -5,10 +5,8 @@ import pytest
 
 from bench.__main__ import parse
 from bench.browser import (
-    CHROMIUM,
-    MONITOR_JS,
+    monitored_page,
     TARGETS,
-    VIEWPORT,
     BrowserOptions,
     Server,
     attention_url,
@@ -18,7 +16,6 @@ from bench.browser import (
     summary,
     texts_of_tokens,
 )
-from bench.coldstart import BROWSER_ARGS
 from model.vocab import TOY_WORDS
 
 
@@ -67,19 +64,12 @@ def test_the_class_has_distinct_words_outside_the_shared_sentence():
 
 @pytest.mark.browser
 def test_a_toggle_measured_in_chromium_changes_the_chart_and_costs_server_cpu():
-    from playwright.sync_api import sync_playwright
-
     text = texts_of_tokens("toy", (16,))[16]
     assert len(text.split()) == 16  # the toy model reads one token per word
     server = Server()
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-            context = browser.new_context(viewport=VIEWPORT)
-            context.add_init_script(MONITOR_JS)
-            page = context.new_page()
+        with monitored_page() as page:
             rows = measure_toggles(page, server, attention_url(server.url, "toy", text), 1, lambda _: None, ("scaling",))
-            browser.close()
     finally:
         server.stop()
     row = rows["scaling"]
