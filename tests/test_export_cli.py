@@ -8,6 +8,7 @@ import sys
 import xml.etree.ElementTree as ElementTree
 
 import pandas as pd
+import pytest
 from PIL import Image
 
 from conftest import ROOT, toy_tokens
@@ -115,3 +116,15 @@ def test_python_m_viz_export_loads_the_exporters_once():
     last = result.stdout.strip().splitlines()[-1]
     assert last.startswith("copies 1 "), last
     assert "'viz.export.image'" in last and "'viz.export.bundle'" in last
+
+
+def test_the_command_line_takes_the_app_s_toy_tokenizers_with_the_same_default():
+    from viz.cli import build_figures, parse_args
+    from viz.content.settings import TOY_TOKENIZERS, Settings
+
+    _, settings, _ = build_figures(parse_args(["--text", "a cat", "--out", "x", "--model", "toy-random"]))
+    assert settings["tokenizer"] == TOY_TOKENIZERS[Settings.tokenizer]  # the model ran with the app's default
+    _, settings, _ = build_figures(parse_args(["--text", "a cat", "--out", "x", "--model", "toy-random", "--tokenizer", "char"]))
+    assert settings["tokenizer"] == TOY_TOKENIZERS["char"]
+    with pytest.raises(SystemExit, match="choose one of bpe, word"):
+        build_figures(parse_args(["--text", "a cat", "--out", "x", "--model", "toy-random", "--tokenizer", "wordpiece"]))

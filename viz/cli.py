@@ -34,7 +34,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m viz.export", description=__doc__.split("\n\n")[0])
     parser.add_argument("--text", action="append", required=True, help="a sentence (repeat for a batch)")
     parser.add_argument("--model", default="toy", help="toy (trained), toy-random, minilm, a Hugging Face id or a local folder")
-    parser.add_argument("--tokenizer", default="word", choices=["word", "char", "gpt2-bpe"], help="tokenizer of toy-random")
+    parser.add_argument("--tokenizer", help="tokenizer of toy-random, one of the app's toy tokenizers (default: the app's)")
     parser.add_argument("--out", required=True, type=Path, help="folder to write into (created if needed)")
     parser.add_argument("--layer", type=int, default=0)
     parser.add_argument("--head", type=int, action="append", help="head to draw (repeat; default 0)")
@@ -66,13 +66,16 @@ def build_figures(args: argparse.Namespace):
     returns (figures by id, settings, notices)."""
     from model import load_model
     from viz.content import attention_page, embeddings_page, positional_page, run_model, tokens_page
-    from viz.content.settings import PE_LIMIT, Settings, to_query
+    from viz.content.settings import PE_LIMIT, TOY_TOKENIZERS, Settings, to_query
 
-    model = load_model(args.model, tokenizer=args.tokenizer) if args.model == "toy-random" else load_model(args.model)
+    tokenizer = args.tokenizer or Settings.tokenizer
+    if tokenizer not in TOY_TOKENIZERS:
+        raise SystemExit(f"--tokenizer {tokenizer!r}: choose one of {', '.join(TOY_TOKENIZERS)}")
+    model = load_model(args.model, tokenizer=tokenizer) if args.model == "toy-random" else load_model(args.model)
     settings = Settings(
         text="\n".join(args.text),
         model=args.model,
-        tokenizer=args.tokenizer,
+        tokenizer=tokenizer,
         layer=args.layer,
         heads=tuple(args.head or [0]),
         mask=args.mask or "model",
