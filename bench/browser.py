@@ -239,24 +239,24 @@ def _toggle_actions(page) -> dict:
         page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
         return _input_time(page)
 
+    def choose(box, choice):
+        box.click()
+        try:
+            choice.wait_for(timeout=2000)
+        except Exception:  # the click focused the box without opening its list (seen in Streamlit 1.67)
+            box.press("ArrowDown")
+        choice.click()
+
     def choose_mask(option):
         def act():
-            box = page.locator("[data-testid=stSelectbox]").get_by_role("combobox", name="Mask", exact=True)
-            box.click()
-            choice = page.get_by_role("option", name=option)
-            try:
-                choice.wait_for(timeout=2000)
-            except Exception:  # the click focused the box without opening its list (seen in Streamlit 1.67)
-                box.press("ArrowDown")
-            choice.click()
+            choose(page.locator("[data-testid=stSelectbox]").get_by_role("combobox", name="Mask", exact=True), page.get_by_role("option", name=option))
             return _input_time(page)
 
         return act
 
     def add_to(label, option_pattern):
         def act():
-            _multiselect_input(page, label).click()
-            page.get_by_role("option", name=re.compile(option_pattern)).first.click()
+            choose(_multiselect_input(page, label), page.get_by_role("option", name=re.compile(option_pattern)).first)
             t = _input_time(page)
             page.keyboard.press("Escape")
             return t
