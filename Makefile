@@ -23,7 +23,7 @@ nginx:
 		else sudo apt-get update -qq && sudo apt-get install -y -qq nginx-light >/dev/null; fi; }
 
 run: install
-	$(PYTHON) -m streamlit run app.py --server.port $(PORT)
+	$(PYTHON) -m deploy.run run app.py --server.port $(PORT)
 
 serve: install nginx
 	$(PYTHON) -m deploy.serve -n $(N) --port $(PORT)

@@ -36,11 +36,12 @@ def free_port() -> int:
 
 
 def streamlit_command(port: int, *extra: str, script: str = "app.py") -> list[str]:
-    """`streamlit run <script>` on a loopback port, headless, no usage statistics."""
+    """`streamlit run <script>` on a loopback port, headless, no usage statistics, through the launcher
+    (deploy/run.py) that imports the app's heavy modules while the first browser loads the frontend."""
     return [
         sys.executable,
         "-m",
-        "streamlit",
+        "deploy.run",
         "run",
         script,
         "--server.port",

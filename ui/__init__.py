@@ -1,5 +1,11 @@
 """Streamlit glue shared by the pages: settings, sidebar, cached model runs, figures with exports."""
 
+from deploy import preload
+
+# `python -m deploy.run` imports torch, the model and figure code in another thread while the first
+# browser loads the frontend: wait for it before importing them here (at once without the launcher).
+preload.wait()
+
 import streamlit as st
 
 from ui.content_cache import attention_content, page_content

@@ -165,6 +165,29 @@ def _render_bytes(fig_dict: dict, opts: dict) -> bytes:
         raise RuntimeError(f"static export failed: {value}") from value
 
 
+# the smallest figure that makes kaleido start its Chromium and load plotly.js in its tab
+_WARM_FIGURE = {"data": [{"type": "heatmap", "z": [[0, 1]]}], "layout": {}}
+
+
+def warm_up() -> bool:
+    """Start kaleido's server now and render a tiny figure on it, so the first export a user asks for
+    does not wait ~3 s for kaleido's Chromium. True if the server answered; never raises. Costs an
+    idle Chromium (its RSS is in the README's speed section) for the life of the process."""
+    ok, _ = static_export_available()
+    if not ok:
+        return False
+    with _render_lock:
+        if not _server["usable"]:
+            return False
+        opts = dict(format="png", width=20, height=20, scale=1.0)
+        status, _ = _in_thread(lambda: _server_render(_WARM_FIGURE, opts), RENDER_TIMEOUT, keep_waiting=_server_thread_alive)
+        if status == "timeout":
+            _server["usable"] = False  # as _render_bytes does: exports use one-off browsers from now on
+            if not _server_thread_alive():
+                _stop_server()
+        return status == "ok"
+
+
 def _render(fig: go.Figure, fmt: str, *, scale: float, width: int | None, height: int | None) -> bytes:
     ok, message = static_export_available()
     if not ok:

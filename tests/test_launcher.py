@@ -1,0 +1,140 @@
+"""The launcher (deploy/run.py, deploy/preload.py): the app's heavy imports happen before the first visitor,
+a failing preload never stops the app, and the PNG exporter's browser is started once, ahead of the first
+export. Each check runs in a fresh interpreter or server: what was imported is the point."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import ROOT, free_port
+from deploy.serve import healthy, streamlit_command
+
+
+def run_python(code: str, timeout: float = 240) -> dict:
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1"), capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def maps_torch(pid: int) -> bool:
+    """Whether the process has torch's shared library loaded (what `import torch` does first)."""
+    return "libtorch_cpu" in Path(f"/proc/{pid}/maps").read_text()
+
+
+def test_the_launcher_imports_torch_before_any_browser_connects_and_plain_streamlit_does_not():
+    """Two servers, no browser: the launcher's process loads torch by itself; `python -m streamlit run`
+    (what Hugging Face Spaces runs) waits for a first session, as before."""
+    processes = {}
+    try:
+        for how in ("launcher", "plain"):
+            port = free_port()
+            command = streamlit_command(port)
+            assert command[1:4] == ["-m", "deploy.run", "run"]
+            if how == "plain":
+                command[2] = "streamlit"
+            process = subprocess.Popen(command, cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            processes[how] = (process, f"http://127.0.0.1:{port}")
+        deadline = time.monotonic() + 120
+        while not all(healthy(url) for _, url in processes.values()):
+            assert time.monotonic() < deadline, "a server did not start"
+            assert all(p.poll() is None for p, _ in processes.values()), "a server exited"
+            time.sleep(0.2)
+        launcher = processes["launcher"][0].pid
+        while not maps_torch(launcher) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert maps_torch(launcher)
+        time.sleep(2)  # the plain server had as long: still nothing imported without a visitor
+        assert not maps_torch(processes["plain"][0].pid)
+    finally:
+        for process, _ in processes.values():
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def test_the_preload_imports_the_model_and_figure_code_in_its_own_thread():
+    state = run_python(
+        "import json, sys, threading\n"
+        "from deploy import preload\n"
+        "before = sorted(m for m in ('torch', 'model', 'viz.content', 'viz.plain', 'pandas') if m in sys.modules)\n"
+        "thread = preload.start(after_server=False, exports=False)\n"
+        "state = preload.wait()\n"
+        "print(json.dumps(dict(before=before, thread=thread.name, done=state['done'], error=state['error'], modules=list(state['modules']),\n"
+        "    loaded=[m for m in preload.MODULES if m in sys.modules], again=preload.start() is None)))\n"
+    )
+    assert state["before"] == []
+    assert state["done"] and state["error"] is None
+    assert state["modules"] == state["loaded"] and {"torch", "model", "viz.content", "viz.plain"} <= set(state["loaded"])
+    assert state["again"]  # once per process
+
+
+def test_a_failing_preload_leaves_the_app_working():
+    """A preload that cannot import something (here a module that does not exist) is logged and the first
+    page view imports what it needs itself: the Attention page draws its charts, without an error."""
+    state = run_python(
+        "import json, logging\n"
+        "from deploy import preload\n"
+        "preload.start(modules=('model', 'no_such_module_for_this_test'), after_server=False, exports=False)\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        "at = AppTest.from_file('app.py', default_timeout=180).run()\n"
+        "at.switch_page('pages/3_Attention.py').run()\n"
+        "state = preload.wait()\n"
+        "charts = [e for e in at.get('bidi_component') if e.proto.component_name == 'attention_viz.chart']\n"
+        "print(json.dumps(dict(error=state['error'], done=state['done'], exceptions=[str(e.value) + str(e.stack_trace) for e in at.exception], charts=len(charts),\n"
+        "    title=[t.value for t in at.title], subheaders=[s.value for s in at.subheader])))\n"
+    )
+    assert state["done"] and "no_such_module_for_this_test" in state["error"]
+    assert state["exceptions"] == []
+    assert state["title"] == ["Attention"] and state["charts"] >= 5
+    assert "A worked example" in state["subheaders"] and "Every head of every layer" in state["subheaders"]
+
+
+def test_a_warmed_up_exporter_serves_the_first_export_from_the_browser_it_already_started():
+    """warm_up() starts kaleido's Chromium; the export after it runs there: no new browser process."""
+    state = run_python(
+        "import json, os\n"
+        "from pathlib import Path\n"
+        "import plotly.graph_objects as go\n"
+        "from viz.export.image import figure_to_png, warm_up\n"
+        "def browsers():\n"
+        "    found = set()  # Chromium processes other than renderers, GPU and utility processes: (pid, parent)\n"
+        "    for entry in Path('/proc').iterdir():\n"
+        "        try:\n"
+        "            cmd = (entry / 'cmdline').read_bytes().split(b'\\0')\n"
+        "            status = (entry / 'status').read_text()\n"
+        "        except (OSError, ValueError):\n"
+        "            continue\n"
+        "        ppid = int(status.split('PPid:')[1].split()[0])\n"
+        "        if b'chrom' in cmd[0] and not any(a.startswith(b'--type=') for a in cmd):\n"
+        "            found.add((int(entry.name), ppid))\n"
+        "    return found\n"
+        "def mine():\n"
+        "    ancestry = {}\n"
+        "    for entry in Path('/proc').iterdir():\n"
+        "        try:\n"
+        "            ancestry[int(entry.name)] = int((entry / 'status').read_text().split('PPid:')[1].split()[0])\n"
+        "        except (OSError, ValueError):\n"
+        "            pass\n"
+        "    def descends(pid):\n"
+        "        while pid > 1:\n"
+        "            if pid == os.getpid():\n"
+        "                return True\n"
+        "            pid = ancestry.get(pid, 0)\n"
+        "        return False\n"
+        "    ours = {pid: ppid for pid, ppid in browsers() if descends(pid)}\n"
+        "    return sorted(pid for pid, ppid in ours.items() if ppid not in ours)  # the browsers, not their helpers\n"
+        "before = mine()\n"
+        "warmed = warm_up()\n"
+        "after_warm_up = mine()\n"
+        "png = figure_to_png(go.Figure(go.Heatmap(z=[[1, 2], [3, 4]])), width=200, height=150, scale=1)\n"
+        "print(json.dumps(dict(before=before, warmed=warmed, after_warm_up=after_warm_up, after_export=mine(), png=png[:8].hex(), size=len(png))))\n"
+    )
+    assert state["before"] == []
+    assert state["warmed"] is True
+    assert len(state["after_warm_up"]) == 1, state
+    assert state["after_export"] == state["after_warm_up"]
+    assert bytes.fromhex(state["png"]) == b"\x89PNG\r\n\x1a\n" and state["size"] > 1000
