@@ -8,6 +8,7 @@ preload.wait()
 
 import streamlit as st
 
+from ui.plotly_early import load_plotly_early
 from ui.content_cache import attention_content, page_content
 from ui.figures import download_all, show_figure, start_view
 from ui.lesson_view import active_lesson, lesson_box
@@ -41,6 +42,7 @@ def page(title: str, icon: str, controls: tuple[str, ...] = ()) -> PageContext:
     st.set_page_config(page_title=f"{title} · Attention, step by step", page_icon=icon, layout="wide")
     start_view()
     with st.sidebar:
+        load_plotly_early()
         for path, label, nav_icon in PAGES:
             st.page_link(path, label=label, icon=nav_icon)
     st.title(title)
