@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import FIGURES, SENTENCE, download_all, guarded, md, page, show, show_notices, show_table
+from ui import FIGURES, SENTENCE, download_all, guarded, md, page, page_content, show, show_notices, show_table
 from viz.content import tokens_page
 
 context = page("Tokens", ":material/text_fields:", (SENTENCE, FIGURES))
@@ -12,7 +12,7 @@ st.markdown(
 )
 
 with guarded():
-    content = tokens_page(context.settings, context.trace, context.model)
+    content = page_content(tokens_page, context.settings, context.trace, model=context.model)
     st.subheader(f"What {md(context.model.name)} reads")
     for index in range(len(context.trace.texts)):
         show(content, f"tokens-s{index + 1}")

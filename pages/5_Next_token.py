@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, key, md, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, SENTENCE, download_all, guarded, key, md, page, page_content, show, show_notices, show_table
 from viz.content import next_token_page
 from viz.content.settings import temperature_options
 
@@ -28,7 +28,7 @@ with guarded():
         options = temperature_options(context.settings.sampling_temperature)
         left.select_slider("Sampling temperature T (log scale)", options, key=key("sampling_temperature"), format_func=lambda t: f"{t:g}")
         right.slider("How many tokens to list", 1, 50, key=key("top_k"))
-    content = next_token_page(context.settings, trace, context.model)
+    content = page_content(next_token_page, context.settings, trace, model=context.model)
     show_notices(content)
     if "next-token" in content.figures:
         show(content, "next-token")

@@ -76,3 +76,48 @@ def test_page_content_is_built_once_per_view_and_never_shared_for_a_session_mode
     page_content(builder, trained, "one session's trace")
     page_content(builder, trained, "another session's trace")
     assert [trace for _, trace in built[2:]] == ["one session's trace", "another session's trace"]
+
+
+def test_the_tokens_page_comes_from_the_content_cache_and_equals_a_fresh_build(monkeypatch):
+    """Two visitors of the same Tokens view: the page's content is built once (a page switch back to it
+    builds nothing), and the charts the second visitor gets are those of a fresh `tokens_page`."""
+    import json
+
+    from streamlit.testing.v1 import AppTest
+
+    import viz.content
+    from apptest_helpers import charts
+    from model import load_model
+    from ui.content_cache import _cached
+    from viz.content.settings import Settings, run_model
+
+    _cached.clear()
+    built = []
+    builder = viz.content.tokens_page
+
+    def counting(settings, trace, model, tokenizers=None):
+        built.append(settings)
+        return builder(settings, trace, model, tokenizers)
+
+    counting.__module__, counting.__qualname__ = builder.__module__, builder.__qualname__  # the same cache key
+    monkeypatch.setattr(viz.content, "tokens_page", counting)
+    text = "the fisher sat on the river bank"
+    sent = []
+    for _ in range(2):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.query_params["text"] = text
+        at.run()
+        at.switch_page("pages/1_Tokens.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        sent.append(charts(at))
+    assert len(built) == 1
+    settings = Settings(text=text)
+    model = load_model(settings.model)
+    fresh = builder(settings, run_model(model, settings.sentences, settings.display), model)
+    expected = {json.loads(fig.to_json())["layout"]["title"]["text"]: json.loads(fig.to_json())["data"] for fig in fresh.figures.values()}
+    for visitor in sent:
+        got = {spec["layout"]["title"]["text"]: spec["data"] for spec in visitor}
+        assert set(got) == set(expected) and len(got) == len(fresh.figures) >= 5
+        for title, data in expected.items():
+            assert [trace.get("text") for trace in got[title]] == [trace.get("text") for trace in data], title
+            assert [trace.get("x") for trace in got[title]] == [trace.get("x") for trace in data], title
