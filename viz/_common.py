@@ -95,9 +95,7 @@ def nothing_to_draw(title: str, why: str) -> go.Figure:
     Figure functions return this for an input with nothing in it, instead of raising or drawing a
     blank chart; the annotation is named "message" so a test or an export can find it.
     """
-    from .theme import SCREEN_TEMPLATE
+    from . import plain
 
-    fig = go.Figure()
-    fig.add_annotation(name="message", text=f"Nothing to draw: {why}.", x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font=dict(size=16))
-    fig.update_layout(template=SCREEN_TEMPLATE, title=dict(text=title), xaxis=dict(visible=False), yaxis=dict(visible=False), height=260)
-    return fig
+    message = dict(name="message", text=f"Nothing to draw: {why}.", x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font=dict(size=16))
+    return plain.figure([], dict(annotations=[message], title=plain.title(title), xaxis=dict(visible=False), yaxis=dict(visible=False), height=260))

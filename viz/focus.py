@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
+from . import plain
 from ._common import apply_mask, as_float32, check_labels, nothing_to_draw
 from .heatmap import attention_heatmap, block_edges, downsample, heatmap_trace, matrix_axes, weight_scale
 from .labels import position_labels, ticks_for
-from .theme import MASK_COLOR, SCREEN_TEMPLATE, SEQUENTIAL
+from .theme import MASK_COLOR, SEQUENTIAL
 
 FOCUS_TOKENS = 40  # the window's default width, in tokens
 OVERVIEW_CELLS = 64  # the overview beside it: at most this many blocks per side
@@ -114,31 +114,27 @@ def focus_figure(
     edges = block_edges(n, OVERVIEW_CELLS)
     low, high, bar = weight_scale(values, colour=pattern_colour)
 
-    fig = make_subplots(
-        rows=1,
-        cols=2,
-        column_widths=[0.38, 0.62],
-        horizontal_spacing=0.1,
-        subplot_titles=[
+    layout, cell = plain.subplots(
+        1,
+        2,
+        titles=[
             f"whole input: {n} tokens" + (" (block means)" if n > OVERVIEW_CELLS else ""),
             f"tokens {start}–{stop - 1} around “{labels[centre]}” ({centre})",
         ],
+        column_widths=[0.38, 0.62],
+        horizontal_spacing=0.1,
     )
     block_labels = [labels[p] for p in edges[:-1]]
-    fig.add_trace(
-        heatmap_trace(
-            overview,
-            block_labels,
-            block_labels,
-            value_name="weight",
-            coloraxis="coloraxis",
-            with_tokens=False,
-            name="whole input",
-            cells={"stage": "pattern (block means)", **(cells or {})},
-            positions=(edges[:-1], edges[:-1]),
-        ),
-        row=1,
-        col=1,
+    whole = heatmap_trace(
+        overview,
+        block_labels,
+        block_labels,
+        value_name="weight",
+        coloraxis="coloraxis",
+        with_tokens=False,
+        name="whole input",
+        cells={"stage": "pattern (block means)", **(cells or {})},
+        positions=(edges[:-1], edges[:-1]),
     )
     window_labels = labels[start:stop]
     trace = heatmap_trace(
@@ -151,29 +147,29 @@ def focus_figure(
         cells={"stage": "pattern", **(cells or {})},
         positions=(range(start, stop), range(start, stop)),
     )
-    trace.meta = {**trace.meta, "keep": [centre - start, centre - start]}
-    fig.add_trace(trace, row=1, col=2)
+    trace["meta"]["keep"] = [centre - start, centre - start]
+    data = [{**whole, **cell[1, 1]}, {**trace, **cell[1, 2]}]
 
     overview_axes = matrix_axes(len(block_labels), len(block_labels), block_labels, block_labels, max_ticks=8)
     window_axes = matrix_axes(
         stop - start, stop - start, window_labels, window_labels, max_ticks=ticks_for(FOCUS_HEIGHT - 260), keep=(centre - start, centre - start)
     )
     for col, (xaxis, yaxis) in ((1, overview_axes), (2, window_axes)):
-        yaxis.update(scaleanchor=f"x{'' if col == 1 else col}", scaleratio=1, constrain="domain")
+        suffix = "" if col == 1 else str(col)
+        yaxis.update(scaleanchor=f"x{suffix}", scaleratio=1, constrain="domain")
         xaxis.update(constrain="domain")
         if col == 2:
-            yaxis["title"] = None
-        fig.update_xaxes(xaxis, row=1, col=col)
-        fig.update_yaxes(yaxis, row=1, col=col)
+            yaxis.pop("title")  # the overview's y title serves both panels
+        layout[f"xaxis{suffix}"].update(xaxis)
+        layout[f"yaxis{suffix}"].update(yaxis)
     # the window, outlined on the overview (in block coordinates)
     first = int(np.searchsorted(edges, start, side="right")) - 1
     last = int(np.searchsorted(edges, stop - 1, side="right")) - 1
-    fig.add_shape(type="rect", x0=first - 0.5, x1=last + 0.5, y0=first - 0.5, y1=last + 0.5, xref="x", yref="y", line=dict(color="#D55E00", width=2))
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
+    layout.update(
+        shapes=[dict(type="rect", x0=first - 0.5, x1=last + 0.5, y0=first - 0.5, y1=last + 0.5, xref="x", yref="y", line=dict(color="#D55E00", width=2))],
+        title=plain.title(title),
         plot_bgcolor=MASK_COLOR,
         height=FOCUS_HEIGHT,
-        coloraxis=dict(colorscale=SEQUENTIAL, cmin=low, cmax=high, colorbar=dict(title=dict(text=bar, side="right"))),
+        coloraxis=dict(colorscale=plain.colorscale(SEQUENTIAL), cmin=low, cmax=high, colorbar=dict(title=dict(text=bar, side="right"))),
     )
-    return fig
+    return plain.figure(data, layout)

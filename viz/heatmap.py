@@ -21,9 +21,10 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from . import plain
 from ._common import DECORATION_META, apply_mask, as_float32, check_labels, labels_meta, nothing_to_draw
 from .labels import position_labels, tick_axis, ticks_for
-from .theme import DIVERGING, MASK_COLOR, MASK_MARK_COLOR, SCREEN_TEMPLATE, SEQUENTIAL
+from .theme import DIVERGING, MASK_COLOR, MASK_MARK_COLOR, SEQUENTIAL
 
 X_TITLE = "key (attended to)"
 Y_TITLE = "query (attending)"
@@ -54,8 +55,8 @@ def heatmap_trace(
     name: str | None = None,
     cells: dict | None = None,
     positions: tuple | None = None,
-) -> go.Heatmap:
-    """A heatmap trace on numeric axes; NaN cells stay gaps without hover.
+) -> dict:
+    """A heatmap trace (plotly JSON, see ``viz.plain``) on numeric axes; NaN cells stay gaps without hover.
 
     ``cells`` (e.g. ``{"stage": "pattern", "layer": 0, "head": 2}``) and ``positions`` (the token
     positions of the rows and columns, ``(query_positions, key_positions)``, when the matrix is a
@@ -79,17 +80,17 @@ def heatmap_trace(
     if coloraxis is not None:
         trace["coloraxis"] = coloraxis
     else:
-        trace.update(colorscale=colorscale, zmin=zmin, zmax=zmax, zmid=zmid, colorbar=colorbar)
+        trace.update(colorscale=plain.colorscale(colorscale), zmin=zmin, zmax=zmax, zmid=zmid, colorbar=colorbar)
     if with_tokens:
         trace["text"] = _hover_text(query_labels, key_labels)
         trace["hovertemplate"] = f"%{{text}}<br>{value_name}: %{{z:.4g}}<extra></extra>"
     else:
         trace["hovertemplate"] = f"query %{{y}}<br>key %{{x}}<br>{value_name}: %{{z:.4g}}<extra></extra>"
-    return go.Heatmap(**trace)
+    return {"type": "heatmap", **{key: value for key, value in trace.items() if value is not None}}
 
 
-def mask_marks(masked: np.ndarray | None, *, xaxis: str = "x", yaxis: str = "y", panel_px: float = 420) -> go.Scatter | None:
-    """An "×" on every masked cell, for matrices of at most 40 per side.
+def mask_marks(masked: np.ndarray | None, *, xaxis: str = "x", yaxis: str = "y", panel_px: float = 420) -> dict | None:
+    """An "×" on every masked cell, for matrices of at most 40 per side (a scatter trace as plotly JSON).
 
     The mark is sized to half a cell of a panel about ``panel_px`` pixels wide, so neighbouring
     marks never touch (the print theme leaves decorations at this size).
@@ -98,7 +99,8 @@ def mask_marks(masked: np.ndarray | None, *, xaxis: str = "x", yaxis: str = "y",
         return None
     query_pos, key_pos = np.nonzero(masked)
     size = int(max(6, min(18, 0.55 * panel_px / max(masked.shape))))
-    return go.Scatter(
+    return dict(
+        type="scatter",
         x=key_pos,
         y=query_pos,
         mode="text",
@@ -107,7 +109,7 @@ def mask_marks(masked: np.ndarray | None, *, xaxis: str = "x", yaxis: str = "y",
         hovertemplate="masked: query %{y} may not attend to key %{x}<extra></extra>",
         name="masked",
         showlegend=False,
-        meta=DECORATION_META,
+        meta=dict(DECORATION_META),
         xaxis=xaxis,
         yaxis=yaxis,
     )
@@ -129,7 +131,7 @@ def matrix_axes(
     always show (the chosen token). Key labels stand upright (rotated 90°) so they never overlap.
     """
     xaxis = dict(
-        title=X_TITLE,
+        title=plain.title(X_TITLE),
         range=[-0.5, n_key - 0.5],
         showgrid=False,
         zeroline=False,
@@ -145,7 +147,7 @@ def matrix_axes(
         **tick_axis(query_labels, max_ticks=max_ticks, keep=keep[0]),
     )
     if show_query_ticks:
-        yaxis["title"] = Y_TITLE
+        yaxis["title"] = plain.title(Y_TITLE)
     else:
         yaxis["showticklabels"] = False
     return xaxis, yaxis
@@ -229,25 +231,15 @@ def attention_heatmap(
         cells=cells or {},
         positions=positions,
     )
-    trace.meta = {**trace.meta, "keep": list(keep)}
-    fig = go.Figure(trace)
+    trace["meta"]["keep"] = list(keep)
     marks = mask_marks(mask, panel_px=height - 200)
-    if marks is not None:
-        fig.add_trace(marks)
 
     xaxis, yaxis = matrix_axes(n_query, n_key, q_labels, k_labels, max_ticks=ticks_for(height - 200), keep=keep)
     if square:
         yaxis.update(scaleanchor="x", scaleratio=1, constrain="domain")
         xaxis.update(constrain="domain")
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        plot_bgcolor=MASK_COLOR,
-        xaxis=xaxis,
-        yaxis=yaxis,
-        height=height,
-    )
-    return fig
+    layout = dict(title=plain.title(title), plot_bgcolor=MASK_COLOR, xaxis=xaxis, yaxis=yaxis, height=height)
+    return plain.figure([trace] if marks is None else [trace, marks], layout)
 
 
 def block_edges(n: int, max_cells: int) -> np.ndarray:

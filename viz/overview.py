@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from . import plain
 from ._common import as_float32, check_labels, nothing_to_draw
 from .heatmap import block_edges, downsample, weight_scale
 from .labels import position_labels
-from .theme import SCREEN_TEMPLATE, SEQUENTIAL
+from .theme import SEQUENTIAL
 
 
 def heads_overview(
@@ -65,28 +66,27 @@ def heads_overview(
             top, left = layer * (rows + gap), head * (cols + gap)
             tiled[top : top + rows, left : left + cols] = values[layer, head]
 
-    fig = go.Figure(
-        go.Heatmap(
-            z=tiled,
-            coloraxis="coloraxis",
-            hoverongaps=False,
-            hovertemplate="weight %{z:.3f}<extra></extra>",
-            name="every head",
-            meta=dict(
-                kind="attention-grid",
-                panel_rows=rows,
-                panel_cols=cols,
-                gap=gap,
-                n_layers=n_layers,
-                n_heads=n_heads,
-                query_positions=query_starts,
-                key_positions=key_starts,
-                query_labels=[q_labels[p] + ("…" if reduced else "") for p in query_starts],
-                key_labels=[k_labels[p] + ("…" if reduced else "") for p in key_starts],
-            ),
-        )
+    trace = dict(
+        type="heatmap",
+        z=tiled,
+        coloraxis="coloraxis",
+        hoverongaps=False,
+        hovertemplate="weight %{z:.3f}<extra></extra>",
+        name="every head",
+        meta=dict(
+            kind="attention-grid",
+            panel_rows=rows,
+            panel_cols=cols,
+            gap=gap,
+            n_layers=n_layers,
+            n_heads=n_heads,
+            query_positions=query_starts,
+            key_positions=key_starts,
+            query_labels=[q_labels[p] + ("…" if reduced else "") for p in query_starts],
+            key_labels=[k_labels[p] + ("…" if reduced else "") for p in key_starts],
+        ),
     )
-    fig.update_xaxes(
+    xaxis = dict(
         tickmode="array",
         tickvals=[head * (cols + gap) + (cols - 1) / 2 for head in range(n_heads)],
         ticktext=[f"H{head}" for head in range(n_heads)],
@@ -94,9 +94,9 @@ def heads_overview(
         showgrid=False,
         zeroline=False,
         constrain="domain",
-        title="head",
+        title=plain.title("head"),
     )
-    fig.update_yaxes(
+    yaxis = dict(
         tickmode="array",
         tickvals=[layer * (rows + gap) + (rows - 1) / 2 for layer in range(n_layers)],
         ticktext=row_names,
@@ -104,18 +104,19 @@ def heads_overview(
         showgrid=False,
         zeroline=False,
         scaleanchor="x",
-        title="layer",
+        title=plain.title("layer"),
     )
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
+    layout = dict(
+        xaxis=xaxis,
+        yaxis=yaxis,
+        title=plain.title(title),
         plot_bgcolor="white",
         margin=dict(t=140),  # the title, then the head names and their axis title on top
-        coloraxis=dict(colorscale=SEQUENTIAL, cmin=low, cmax=high, colorbar=dict(title=dict(text=bar, side="right"))),
+        coloraxis=dict(colorscale=plain.colorscale(SEQUENTIAL), cmin=low, cmax=high, colorbar=dict(title=dict(text=bar, side="right"))),
         height=OVERVIEW_MARGIN + n_layers * _panel_height(n_heads),
         meta=dict(panel_rows=rows, panel_cols=cols, gap=gap, n_layers=n_layers, n_heads=n_heads),
     )
-    return fig
+    return plain.figure([trace], layout)
 
 
 def overview_panel(fig: go.Figure, layer: int, head: int) -> np.ndarray:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
+from . import plain
 from ._common import apply_mask, as_float32, check_labels, finite_range, nothing_to_draw
 from .heatmap import MAX_HOVER_CELLS, heatmap_trace, mask_marks, matrix_axes, weight_scale
 from .labels import position_labels, tick_axis, ticks_for
-from .theme import DIVERGING, MASK_COLOR, PALETTE, SCREEN_TEMPLATE, SEQUENTIAL
+from .theme import DIVERGING, MASK_COLOR, PALETTE, SEQUENTIAL
 
 STAGE_TITLES = {
     "scores_raw": "raw Q·Kᵀ",
@@ -110,12 +110,13 @@ def stages_figure(
     weight_low, weight_high, weight_title = weight_scale(panels["pattern"], colour=pattern_colour)
     names = {**STAGE_TITLES, **(titles or {})}
 
-    fig = make_subplots(
-        rows=1,
-        cols=4,
-        subplot_titles=[_with_spread(names[key], _spread(panels[key], pattern=key == "pattern")) for key in STAGE_TITLES],
+    layout, cells = plain.subplots(
+        1,
+        4,
+        titles=[_with_spread(names[key], _spread(panels[key], pattern=key == "pattern")) for key in STAGE_TITLES],
         horizontal_spacing=0.03,
     )
+    data = []
     with_tokens = 4 * n_query * n_key <= max_hover_cells
     panel_px = 220
     max_ticks = ticks_for(panel_px)
@@ -123,59 +124,55 @@ def stages_figure(
         col = index + 1
         suffix = "" if col == 1 else str(col)
         is_pattern = key == "pattern"
-        fig.add_trace(
-            heatmap_trace(
-                panels[key],
-                q_labels,
-                k_labels,
-                value_name="weight" if is_pattern else "score",
-                coloraxis="coloraxis2" if is_pattern else "coloraxis",
-                with_tokens=with_tokens,
-                name=STAGE_TITLES[key],
-                cells=dict(stage=key, layer=layer, head=head),
-                positions=positions,
-            ),
-            row=1,
-            col=col,
+        trace = heatmap_trace(
+            panels[key],
+            q_labels,
+            k_labels,
+            value_name="weight" if is_pattern else "score",
+            coloraxis="coloraxis2" if is_pattern else "coloraxis",
+            with_tokens=with_tokens,
+            name=STAGE_TITLES[key],
+            cells=dict(stage=key, layer=layer, head=head),
+            positions=positions,
         )
-        fig.data[-1].meta = {**fig.data[-1].meta, "keep": list(keep)}
+        trace["meta"]["keep"] = list(keep)
+        data.append({**trace, **cells[1, col]})
         if key in ("scores_masked", "pattern"):
             marks = mask_marks(mask, xaxis=f"x{suffix}", yaxis=f"y{suffix}", panel_px=panel_px)
             if marks is not None:
-                fig.add_trace(marks)
+                data.append(marks)
         xaxis, yaxis = matrix_axes(n_query, n_key, q_labels, k_labels, show_query_ticks=col == 1, max_ticks=max_ticks, keep=keep)
-        xaxis["domain"] = DOMAINS[index]
+        xaxis["domain"] = list(DOMAINS[index])
         if col > 1:
-            xaxis["title"] = "key"
+            xaxis["title"] = plain.title("key")
         yaxis.update(scaleanchor=f"x{suffix}", scaleratio=1, constrain="domain")
         xaxis.update(constrain="domain")
-        fig.update_xaxes(xaxis, row=1, col=col)
-        fig.update_yaxes(yaxis, row=1, col=col)
-    for annotation, domain in zip(fig.layout.annotations, DOMAINS):
-        annotation.x = (domain[0] + domain[1]) / 2
+        layout[f"xaxis{suffix}"].update(xaxis)
+        layout[f"yaxis{suffix}"].update(yaxis)
+    for annotation, domain in zip(layout["annotations"], DOMAINS):
+        annotation["x"] = (domain[0] + domain[1]) / 2
 
     bar = dict(thickness=12, len=0.75, xanchor="left", outlinewidth=0)
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
+    layout.update(
+        title=plain.title(title),
         plot_bgcolor=MASK_COLOR,
         height=STAGES_HEIGHT,
         margin=dict(r=110, t=120),
         coloraxis=dict(
-            colorscale=DIVERGING,
+            colorscale=plain.colorscale(DIVERGING),
             cmin=low,
             cmax=high,
             cmid=0.0,
             colorbar=dict(title=dict(text="score", side="right"), x=DOMAINS[2][1] + 0.01, **bar),
         ),
         coloraxis2=dict(
-            colorscale=SEQUENTIAL,
+            colorscale=plain.colorscale(SEQUENTIAL),
             cmin=weight_low,
             cmax=weight_high,
             colorbar=dict(title=dict(text=weight_title, side="right"), x=DOMAINS[3][1] + 0.01, **bar),
         ),
     )
-    return fig
+    return plain.figure(data, layout)
 
 
 def row_entropy(pattern) -> np.ndarray:
@@ -221,39 +218,32 @@ def row_stats_figure(
     labels = position_labels(check_labels(query_labels, n_query, "query_labels"))
     positions = np.arange(n_query)
 
-    fig = make_subplots(
-        rows=2,
-        cols=1,
+    layout, cells = plain.subplots(
+        2,
+        1,
+        titles=("entropy per query row (bits)", "largest weight per query row"),
         shared_xaxes=True,
         vertical_spacing=0.1,
-        subplot_titles=("entropy per query row (bits)", "largest weight per query row"),
     )
+    data = []
     series = (("scaled (÷ √d_k)", scaled, PALETTE[0]), ("unscaled", unscaled, PALETTE[1]))
     for name, pattern, colour in series:
         entropy = row_entropy(pattern).astype(np.float32)  # [query_pos]
         largest = pattern.max(axis=-1).astype(np.float32)  # [query_pos]
-        common = dict(name=name, marker_color=colour, legendgroup=name, x=positions, hovertext=labels)
-        fig.add_trace(
-            go.Bar(y=entropy, hovertemplate="%{hovertext}<br>%{y:.3f} bits<extra>" + name + "</extra>", **common),
-            row=1,
-            col=1,
-        )
-        fig.add_trace(
-            go.Bar(y=largest, showlegend=False, hovertemplate="%{hovertext}<br>max %{y:.3f}<extra>" + name + "</extra>", **common),
-            row=2,
-            col=1,
-        )
+        common = dict(type="bar", name=name, marker=dict(color=colour), legendgroup=name, x=positions, hovertext=labels)
+        data.append(dict(y=entropy, hovertemplate="%{hovertext}<br>%{y:.3f} bits<extra>" + name + "</extra>", **common, **cells[1, 1]))
+        data.append(dict(y=largest, showlegend=False, hovertemplate="%{hovertext}<br>max %{y:.3f}<extra>" + name + "</extra>", **common, **cells[2, 1]))
 
     if masked is not None:
         visible = (~np.asarray(masked, dtype=bool)).sum(axis=-1).clip(min=1)  # [query_pos]
-        uniform = dict(x=positions, mode="lines", line=dict(color="black", dash="dash", shape="hvh"), legendgroup="uniform")
-        fig.add_trace(go.Scatter(y=np.log2(visible).astype(np.float32), name="uniform over visible keys", **uniform), row=1, col=1)
-        fig.add_trace(go.Scatter(y=(1.0 / visible).astype(np.float32), showlegend=False, name="uniform over visible keys", **uniform), row=2, col=1)
+        uniform = dict(type="scatter", x=positions, mode="lines", line=dict(color="black", dash="dash", shape="hvh"), legendgroup="uniform")
+        data.append(dict(y=np.log2(visible).astype(np.float32), name="uniform over visible keys", **uniform, **cells[1, 1]))
+        data.append(dict(y=(1.0 / visible).astype(np.float32), showlegend=False, name="uniform over visible keys", **uniform, **cells[2, 1]))
 
     ticks = tick_axis(labels)
-    fig.update_xaxes(ticks, row=1, col=1)
-    fig.update_xaxes(dict(title="query (attending)", **ticks), row=2, col=1)
-    fig.update_yaxes(title="entropy (bits)", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title="largest weight", range=[0, 1.02], row=2, col=1)
-    fig.update_layout(template=SCREEN_TEMPLATE, title=dict(text=title), barmode="group", height=520)
-    return fig
+    layout["xaxis"].update(ticks)
+    layout["xaxis2"].update(title=plain.title("query (attending)"), **ticks)
+    layout["yaxis"].update(title=plain.title("entropy (bits)"), rangemode="tozero")
+    layout["yaxis2"].update(title=plain.title("largest weight"), range=[0, 1.02])
+    layout.update(title=plain.title(title), barmode="group", height=520)
+    return plain.figure(data, layout)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
+from . import plain
 from ._common import as_float32, check_labels, finite_range, nothing_to_draw
 from .heatmap import MAX_HOVER_CELLS, heatmap_trace, weight_scale
 from .labels import position_labels, tick_axis, ticks_for
-from .theme import DIVERGING, MASK_COLOR, SCREEN_TEMPLATE, SEQUENTIAL
+from .theme import DIVERGING, MASK_COLOR, SEQUENTIAL
 
 VALUE_HEIGHT = 520
 
@@ -24,7 +24,7 @@ def _feature_axis(n: int, name: str) -> dict:
     """A numbered axis of vector components (d_head, d_model), a few ticks only."""
     step = max(1, int(np.ceil(n / 8)))
     return dict(
-        title=name,
+        title=plain.title(name),
         tickmode="array",
         tickvals=list(range(0, n, step)),
         ticktext=[str(i) for i in range(0, n, step)],
@@ -45,7 +45,7 @@ def _token_axis(labels: list[str], *, title: str | None, reversed_: bool, max_ti
         **tick_axis(labels, max_ticks=max_ticks, keep=keep),
     )
     if title:
-        axis["title"] = title
+        axis["title"] = plain.title(title)
     return axis
 
 
@@ -83,14 +83,15 @@ def value_step_figure(
     w_low, w_high, w_title = weight_scale(weights, colour=pattern_colour)
     cells = dict(layer=layer, head=head)
 
-    fig = make_subplots(
-        rows=1,
-        cols=3,
+    layout, cell = plain.subplots(
+        1,
+        3,
+        titles=["attention pattern", "· V (a row per key)", "= z (a row per query)"],
         column_widths=[0.4, 0.3, 0.3],
         horizontal_spacing=0.08,
-        subplot_titles=["attention pattern", "· V (a row per key)", "= z (a row per query)"],
     )
-    fig.update_annotations(yshift=8)
+    for annotation in layout["annotations"]:
+        annotation["yshift"] = 8
     # hover names both tokens up to MAX_HOVER_CELLS cells a panel, positions beyond (a text per cell: 14 MB at 512 tokens)
     pattern = heatmap_trace(
         weights,
@@ -102,29 +103,34 @@ def value_step_figure(
         cells=dict(stage="pattern", **cells),
         with_tokens=weights.size <= MAX_HOVER_CELLS,
     )
-    fig.add_trace(pattern, row=1, col=1)
     components = [str(i) for i in range(d_head)]
     small = values.size <= MAX_HOVER_CELLS
-    fig.add_trace(heatmap_trace(values, names, components, value_name="value", coloraxis="coloraxis", name="V", with_tokens=small), row=1, col=2)
-    fig.add_trace(heatmap_trace(out, names, components, value_name="z", coloraxis="coloraxis", name="z", with_tokens=small), row=1, col=3)
+    data = [
+        {**pattern, **cell[1, 1]},
+        {**heatmap_trace(values, names, components, value_name="value", coloraxis="coloraxis", name="V", with_tokens=small), **cell[1, 2]},
+        {**heatmap_trace(out, names, components, value_name="z", coloraxis="coloraxis", name="z", with_tokens=small), **cell[1, 3]},
+    ]
     ticks = ticks_for(VALUE_HEIGHT - 220)
-    fig.update_xaxes(_token_axis(names, title="key", reversed_=False, max_ticks=ticks) | dict(tickangle=-90), row=1, col=1)
-    fig.update_yaxes(_token_axis(names, title="query", reversed_=True, max_ticks=ticks), row=1, col=1)
-    fig.update_xaxes(_feature_axis(d_head, "d_head"), row=1, col=2)
-    fig.update_yaxes(_token_axis(names, title=None, reversed_=True, max_ticks=ticks), row=1, col=2)
-    fig.update_xaxes(_feature_axis(d_head, "d_head"), row=1, col=3)
-    fig.update_yaxes(_token_axis(names, title=None, reversed_=True, max_ticks=ticks) | dict(showticklabels=False), row=1, col=3)
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
+    layout["xaxis"].update(_token_axis(names, title="key", reversed_=False, max_ticks=ticks) | dict(tickangle=-90))
+    layout["yaxis"].update(_token_axis(names, title="query", reversed_=True, max_ticks=ticks))
+    layout["xaxis2"].update(_feature_axis(d_head, "d_head"))
+    layout["yaxis2"].update(_token_axis(names, title=None, reversed_=True, max_ticks=ticks))
+    layout["xaxis3"].update(_feature_axis(d_head, "d_head"))
+    layout["yaxis3"].update(_token_axis(names, title=None, reversed_=True, max_ticks=ticks) | dict(showticklabels=False))
+    layout.update(
+        title=plain.title(title),
         plot_bgcolor=MASK_COLOR,
         height=VALUE_HEIGHT,
         coloraxis=dict(
-            colorscale=DIVERGING, cmin=low, cmax=high, cmid=0.0, colorbar=dict(title=dict(text="value", side="right"), x=1.0, xanchor="left", len=0.75)
+            colorscale=plain.colorscale(DIVERGING),
+            cmin=low,
+            cmax=high,
+            cmid=0.0,
+            colorbar=dict(title=dict(text="value", side="right"), x=1.0, xanchor="left", len=0.75),
         ),
-        coloraxis2=dict(colorscale=SEQUENTIAL, cmin=w_low, cmax=w_high, showscale=False),
+        coloraxis2=dict(colorscale=plain.colorscale(SEQUENTIAL), cmin=w_low, cmax=w_high, showscale=False),
     )
-    return fig
+    return plain.figure(data, layout)
 
 
 def output_step_figure(
@@ -168,27 +174,29 @@ def output_step_figure(
         top = robust(values)[1]
         return f"<br><sup>{values.min():.3g} to {values.max():.3g}; colours to ±{top:.2g} (99%)</sup>".replace("-", "−")
 
-    fig = make_subplots(
-        rows=1,
-        cols=3,
-        column_widths=[0.36, 0.28, 0.36],
-        horizontal_spacing=0.09,
-        subplot_titles=[
+    layout, cell = plain.subplots(
+        1,
+        3,
+        titles=[
             f"heads side by side ({n_heads} × d_head {d_head}){spread(concatenated)}",
             f"· W_O{spread(weights)}",
             f"= attention output (+ b_O){spread(out)}",
         ],
+        column_widths=[0.36, 0.28, 0.36],
+        horizontal_spacing=0.09,
     )
     features = [str(i) for i in range(n_heads * d_head)]
     tokens = dict(with_tokens=concatenated.size <= MAX_HOVER_CELLS)  # hover names the token up to MAX_HOVER_CELLS cells, positions beyond
-    fig.add_trace(heatmap_trace(concatenated, names, features, value_name="z", coloraxis="coloraxis", name="concatenated z", **tokens), row=1, col=1)
-    fig.add_trace(go.Heatmap(z=weights, coloraxis="coloraxis2", name="W_O", hovertemplate="row %{y}<br>column %{x}<br>%{z:.4g}<extra></extra>"), row=1, col=2)
+    data = [{**heatmap_trace(concatenated, names, features, value_name="z", coloraxis="coloraxis", name="concatenated z", **tokens), **cell[1, 1]}]
+    data.append(
+        dict(type="heatmap", z=weights, coloraxis="coloraxis2", name="W_O", hovertemplate="row %{y}<br>column %{x}<br>%{z:.4g}<extra></extra>", **cell[1, 2])
+    )
     model_features = [str(i) for i in range(d_model)]
     tokens = dict(with_tokens=out.size <= MAX_HOVER_CELLS)
-    fig.add_trace(heatmap_trace(out, names, model_features, value_name="output", coloraxis="coloraxis3", name="output", **tokens), row=1, col=3)
+    data.append({**heatmap_trace(out, names, model_features, value_name="output", coloraxis="coloraxis3", name="output", **tokens), **cell[1, 3]})
     ticks = ticks_for(VALUE_HEIGHT - 220)
     concat_axis = dict(
-        title="head · d_head",
+        title=plain.title("head · d_head"),
         tickmode="array",
         showgrid=False,
         zeroline=False,
@@ -197,25 +205,32 @@ def output_step_figure(
         tickvals=[h * d_head + (d_head - 1) / 2 for h in range(n_heads)],
         ticktext=[f"H{h}" for h in range(n_heads)],
     )
-    fig.update_xaxes(concat_axis, row=1, col=1)
-    fig.update_yaxes(_token_axis(names, title="query", reversed_=True, max_ticks=ticks), row=1, col=1)
-    fig.update_xaxes(_feature_axis(d_model, "d_model"), row=1, col=2)
-    fig.update_yaxes(dict(concat_axis, title="head · d_head", range=[n_heads * d_head - 0.5, -0.5]), row=1, col=2)
-    fig.update_xaxes(_feature_axis(d_model, "d_model"), row=1, col=3)
-    fig.update_yaxes(_token_axis(names, title=None, reversed_=True, max_ticks=ticks) | dict(showticklabels=False), row=1, col=3)
+    layout["xaxis"].update(concat_axis)
+    layout["yaxis"].update(_token_axis(names, title="query", reversed_=True, max_ticks=ticks))
+    layout["xaxis2"].update(_feature_axis(d_model, "d_model"))
+    layout["yaxis2"].update(dict(concat_axis, range=[n_heads * d_head - 0.5, -0.5]))
+    layout["xaxis3"].update(_feature_axis(d_model, "d_model"))
+    layout["yaxis3"].update(_token_axis(names, title=None, reversed_=True, max_ticks=ticks) | dict(showticklabels=False))
+    shapes = []
     for head in heads:
         left, right = head * d_head - 0.5, (head + 1) * d_head - 0.5
-        fig.add_shape(type="rect", x0=left, x1=right, y0=-0.5, y1=n_query - 0.5, xref="x", yref="y", line=dict(color="#D55E00", width=2))
-        fig.add_shape(type="rect", x0=-0.5, x1=d_model - 0.5, y0=left, y1=right, xref="x2", yref="y2", line=dict(color="#D55E00", width=2))
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
+        outline = dict(type="rect", line=dict(color="#D55E00", width=2))
+        shapes.append(dict(outline, x0=left, x1=right, y0=-0.5, y1=n_query - 0.5, xref="x", yref="y"))
+        shapes.append(dict(outline, x0=-0.5, x1=d_model - 0.5, y0=left, y1=right, xref="x2", yref="y2"))
+    layout.update(
+        title=plain.title(title),
         plot_bgcolor=MASK_COLOR,
         height=VALUE_HEIGHT,
-        coloraxis=dict(colorscale=DIVERGING, cmin=low, cmax=high, cmid=0.0, showscale=False),
-        coloraxis2=dict(colorscale=DIVERGING, cmin=w_low, cmax=w_high, cmid=0.0, showscale=False),
+        coloraxis=dict(colorscale=plain.colorscale(DIVERGING), cmin=low, cmax=high, cmid=0.0, showscale=False),
+        coloraxis2=dict(colorscale=plain.colorscale(DIVERGING), cmin=w_low, cmax=w_high, cmid=0.0, showscale=False),
         coloraxis3=dict(
-            colorscale=DIVERGING, cmin=o_low, cmax=o_high, cmid=0.0, colorbar=dict(title=dict(text="output", side="right"), x=1.0, xanchor="left", len=0.75)
+            colorscale=plain.colorscale(DIVERGING),
+            cmin=o_low,
+            cmax=o_high,
+            cmid=0.0,
+            colorbar=dict(title=dict(text="output", side="right"), x=1.0, xanchor="left", len=0.75),
         ),
     )
-    return fig
+    if shapes:
+        layout["shapes"] = shapes
+    return plain.figure(data, layout)

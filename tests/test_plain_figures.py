@@ -1,0 +1,115 @@
+"""Figures written as plain plotly JSON (viz.plain) send exactly what plotly's validators make of them.
+
+The figure modules skip plotly's validation to make a new view cheap (issue 19). That is safe only if
+what they write is already in the form validation would give: every property name valid, colour scales
+resolved, titles as dicts, arrays of the same dtype. Each figure here is passed through the validators
+again (as `go.Figure(...)` does by default) and the JSON sent to the browser must not change.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from plotly.subplots import make_subplots
+
+from model import load_model
+from viz import plain
+from viz.content import embeddings_page, next_token_page, positional_page, tokens_page
+from viz.content.attention import attention_figures, attention_selection
+from viz.content.heads import ablation_section, heads_page, ranking_section
+from viz.content.scaling import scaling_lab_page
+from viz.content.settings import Settings, run_model
+
+WORDS = "the farmer sat on the river bank with his dog and the woman took money from the bank in town".split()
+VIEWS = {
+    "default": Settings(),
+    "mask none, scaling off": replace(Settings(), mask="none", scaling=False),
+    "temperature 0.5, own colours": replace(Settings(), temperature=0.5, pattern_colour="own"),
+    "two heads, a hidden key, layer 1": replace(Settings(), heads=(0, 1), layer=1, mask="causal+padding", hidden=((0, 2),)),
+    "64 tokens, sinks": Settings(text=" ".join(WORDS[i % len(WORDS)] for i in range(64)), sinks=True, pe_positions=100, pe_d_model=32, pe_base=100),
+    "200 tokens (block means, focus window)": Settings(text=" ".join(WORDS[i % len(WORDS)] for i in range(200)), focus=50),
+}
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return load_model("toy")
+
+
+def sent(fig: go.Figure) -> str:
+    """The figure as the browser receives it (arrays as typed base64), keys sorted."""
+    return json.dumps(json.loads(fig.to_json()), sort_keys=True)
+
+
+def revalidated(fig: go.Figure) -> go.Figure:
+    """The same traces and layout passed through every one of plotly's validators."""
+    return go.Figure({"data": [trace.to_plotly_json() for trace in fig.data], "layout": fig.layout.to_plotly_json()})
+
+
+def page_figures(settings: Settings, model) -> dict[str, go.Figure]:
+    trace = run_model(model, settings.sentences, settings.display)
+    pages = {
+        "attention": attention_figures(settings, trace, model=model).merge(attention_selection(settings, trace)),
+        "tokens": tokens_page(settings, trace, model, tokenizers={}),
+        "positional": positional_page(settings, trace, model),
+        "embeddings": embeddings_page(settings, trace, model.name, model.tokenizer),
+        "next-token": next_token_page(settings, trace, model),
+        "heads": heads_page(settings, trace, model).merge(ranking_section(settings, trace, model)).merge(ablation_section(settings, trace, model, [(0, 0)], 1)),
+    }
+    return {f"{page}/{name}": fig for page, content in pages.items() for name, fig in content.figures.items()}
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_every_figure_of_every_page_is_sent_as_plotly_would_validate_it(view, toy):
+    figures = page_figures(VIEWS[view], toy)
+    assert any(name.startswith("attention/stages-") for name in figures) and any(name.startswith("heads/") for name in figures)
+    if view.startswith("200"):
+        assert any(name.startswith("attention/focus-") for name in figures)
+    changed = [name for name, fig in figures.items() if sent(fig) != sent(revalidated(fig))]
+    assert changed == []
+
+
+def test_the_scaling_lab_is_sent_as_plotly_would_validate_it():
+    for name, fig in scaling_lab_page(64, 16).figures.items():
+        assert sent(fig) == sent(revalidated(fig)), name
+
+
+def test_the_check_sees_a_figure_written_in_a_form_validation_changes():
+    """The comparison above can fail: a colour scale by name and an axis title as a bare string are
+    each rewritten by validation (a list of colours, {"text": …}), so they are sent differently."""
+    by_name = plain.figure([dict(type="heatmap", z=np.eye(2, dtype=np.float32), colorscale="Viridis")], {})
+    bare_title = plain.figure([], {"xaxis": {"title": "key"}})
+    assert sent(by_name) != sent(revalidated(by_name))
+    assert sent(bare_title) != sent(revalidated(bare_title))
+    resolved = plain.figure(
+        [dict(type="heatmap", z=np.eye(2, dtype=np.float32), colorscale=plain.colorscale("Viridis"))], {"xaxis": {"title": {"text": "key"}}}
+    )
+    assert sent(resolved) == sent(revalidated(resolved))
+
+
+def test_a_plain_figure_has_the_screen_template_and_is_validated_once_built():
+    fig = plain.figure([dict(type="scatter", x=[0, 1], y=[1, 0])], {"height": 300})
+    assert fig.layout.template.layout.plot_bgcolor == go.Figure(layout=dict(template="plotly_white")).layout.template.layout.plot_bgcolor
+    assert sent(fig) == sent(go.Figure(go.Scatter(x=[0, 1], y=[1, 0]), layout=dict(height=300, template="plotly_white")))
+    fig.update_layout(title="later")  # edits after building go through the validators, as in any figure
+    assert fig.layout.title.text == "later"
+    with pytest.raises(ValueError):
+        fig.update_layout(no_such_property=1)
+    with pytest.raises(ValueError):
+        fig.data[0].marker.color = "not a colour"
+
+
+def test_subplots_lay_out_what_make_subplots_does():
+    titles = ["a", "b", "c"]
+    layout, cells = plain.subplots(1, 3, titles=titles, column_widths=[0.4, 0.3, 0.3], horizontal_spacing=0.08)
+    reference = make_subplots(rows=1, cols=3, subplot_titles=titles, column_widths=[0.4, 0.3, 0.3], horizontal_spacing=0.08)
+    expected = reference.to_plotly_json()["layout"]
+    expected.pop("template")
+    assert layout == expected
+    assert cells[1, 2] == {"xaxis": "x2", "yaxis": "y2"}
+    layout["annotations"][0]["text"] = "changed"  # a copy: the next figure of this shape starts clean
+    assert plain.subplots(1, 3, titles=titles, column_widths=[0.4, 0.3, 0.3], horizontal_spacing=0.08)[0]["annotations"][0]["text"] == "a"
