@@ -1,8 +1,6 @@
 """Reading plotly figures out of an AppTest run."""
 
 import base64
-import json
-
 import numpy as np
 
 
@@ -18,8 +16,23 @@ def decode(values):
     return np.array(values, dtype=float)
 
 
+def chart_elements(at):
+    """The charts of a run: our chart component (ui/chart.py) draws every figure."""
+    return [element for element in at.get("bidi_component") if element.proto.component_name == "attention_viz.chart"]
+
+
+def chart_about(element) -> dict:
+    """What the browser is told about a chart besides its figure (version, config, width, height, clickable)."""
+    from ui.chart import read_chart_data
+
+    return read_chart_data(element.proto.bytes)[0]
+
+
 def charts(at):
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    """The figure specs of a run, as the browser receives them."""
+    from ui.chart import read_chart_data
+
+    return [read_chart_data(element.proto.bytes)[1] for element in chart_elements(at)]
 
 
 def chart_titled(at, words):

@@ -5,6 +5,7 @@ import importlib.util
 import pytest
 import torch
 
+from apptest_helpers import charts
 from model import load_model
 from model.embeddings import embedding_projection, pca_2d, sense_ratio
 from model.heldout import BANK_AFTER, BANK_BEFORE, pairs
@@ -225,7 +226,7 @@ def test_the_page_draws_one_sentence_without_reference_words():
 
     at = on_page(start({"text": "I sat by the bank."}), "pages/4_Embeddings.py")
     assert not at.error, [e.value for e in at.error]
-    assert len(at.get("plotly_chart")) == 2
+    assert len(charts(at)) == 2
     table = at.dataframe[0].value
     assert "its static embedding" in table.columns and len(table) == 3  # layers 0, 1, 2
 

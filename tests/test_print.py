@@ -25,7 +25,7 @@ def browser_page(browser):
 
 def open_page(page, url):
     page.goto(url)
-    page.wait_for_selector("[data-testid=stPlotlyChart] .main-svg", timeout=90_000)
+    page.wait_for_selector(".av-chart .main-svg", timeout=90_000)
     page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=90_000)
     page.wait_for_timeout(1500)
 
@@ -46,7 +46,7 @@ def test_presentation_mode_hides_the_sidebar_and_moves_by_figure(server, browser
     assert not browser_page.locator("section[data-testid=stSidebar]").is_visible()
     size = browser_page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('[data-testid=stMarkdownContainer] p')).fontSize)")
     assert size >= 22
-    charts = browser_page.locator("[data-testid=stPlotlyChart]")
+    charts = browser_page.locator(".av-chart")
     assert charts.count() >= 4
     height = charts.nth(0).bounding_box()["height"]
     assert height >= 0.85 * 900  # one figure per screen

@@ -24,21 +24,25 @@ from viz.export import figure_to_csv
 
 
 class CountingFigure(go.Figure):
-    """A figure that counts its conversions to a plotly dict (what st.plotly_chart asks for)."""
+    """A figure that counts its conversions to plotly JSON (what the chart component is sent)."""
 
-    def to_dict(self):
+    def to_json(self, *args, **kwargs):
         self.__dict__["conversions"] = self.__dict__.get("conversions", 0) + 1
-        return super().to_dict()
+        return super().to_json(*args, **kwargs)
 
 
 def test_a_figure_is_converted_once_however_often_it_is_shown():
-    from ui.figures import _Prepared, made_once, plotly_dict
+    from ui.chart import chart_data, read_chart_data
+    from ui.figures import made_once, plotly_json
 
     fig = CountingFigure(go.Heatmap(z=[[0.25, 0.75], [1.0, 0.0]], name="pattern"))
-    first = plotly_dict(fig)
-    assert plotly_dict(fig) is first and fig.conversions == 1
-    sent = _Prepared(first).to_dict()
-    assert sent is first and decode(sent["data"][0]["z"]).tolist() == [[0.25, 0.75], [1.0, 0.0]]
+    first = plotly_json(fig)
+    assert plotly_json(fig) is first and fig.conversions == 1
+    about, sent = read_chart_data(chart_data(fig, first, {"displaylogo": False}, clickable=False))
+    assert decode(sent["data"][0]["z"]).tolist() == [[0.25, 0.75], [1.0, 0.0]]
+    assert about["height"] == 450 and about["width"] == "stretch" and not about["clickable"]
+    changed = CountingFigure(go.Heatmap(z=[[0.25, 0.75], [0.0, 1.0]], name="pattern"))
+    assert read_chart_data(chart_data(changed, plotly_json(changed), {}, clickable=False))[0]["version"] != about["version"]
     made = []
     for variant in ((2, 0), (2, 0), (3, 1), (2, 0)):  # only the latest variant is kept
         made_once(fig, "clickable", lambda v=variant: made.append(v) or len(made), variant=variant)
@@ -93,7 +97,7 @@ def test_pinning_a_token_or_choosing_a_cell_builds_no_figure_again(monkeypatch):
 
 
 def test_every_chart_sent_equals_its_figure(monkeypatch):
-    """The dict made once (ui.figures._Prepared) is what the browser gets: same traces, same numbers."""
+    """The JSON made once (ui.figures.plotly_json) is what the browser gets: same traces, same numbers."""
     from model import load_model
     from viz.content import Settings, attention_page, run_model
 
@@ -187,7 +191,7 @@ def test_the_zip_holds_the_head_view_as_shown_after_a_click_reruns_only_its_frag
     buttons = {}
     monkeypatch.setattr(st, "download_button", lambda label, data, *a, key=None, **k: buttons.setdefault(key, data))
     monkeypatch.setattr(ui.figures, "figures_zip", functools.partial(ui.figures.figures_zip, formats=("csv",)))
-    monkeypatch.setattr(st, "plotly_chart", lambda *a, **k: None)
+    monkeypatch.setattr(ui.figures, "draw_chart", lambda *a, **k: None)
 
     def head_view(pinned):  # stands for the head view figure: its numbers depend on the pinned token
         return go.Figure(go.Heatmap(z=[[0.5, 0.5], [1.0, 0.0]] if pinned < 0 else [[0.9, 0.1], [0.2, 0.8]], name="pattern"))
@@ -225,7 +229,8 @@ at.run()
 seen = {"home": sorted(m for m in sys.argv[2:] if m in sys.modules)}
 at.switch_page("pages/3_Attention.py").run()
 seen["attention"] = sorted(m for m in sys.argv[2:] if m in sys.modules)
-seen["charts"], seen["errors"] = len(at.get("plotly_chart")), [e.value for e in at.exception]
+seen["charts"] = len([e for e in at.get("bidi_component") if e.proto.component_name == "attention_viz.chart"])
+seen["errors"] = [e.value for e in at.exception]
 print(json.dumps(seen))
 """
 

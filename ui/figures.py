@@ -10,6 +10,8 @@ from urllib.parse import urlencode
 import plotly.graph_objects as go
 import streamlit as st
 
+from ui.chart import chart_data, draw_chart
+
 from viz import apply_print_theme
 from viz.content.settings import to_query
 from viz.export import (
@@ -27,7 +29,7 @@ from viz.export.names import stamped_stem
 
 REGISTRY = "_figures_of_view"
 ABOUT = "_about_of_view"  # {"about": describe(...)} of the view shown, kept current by fragment reruns
-MADE = "_attention_viz_made"  # on a figure object: what was derived from it once (themed copy, plotly dict, clickable copy)
+MADE = "_attention_viz_made"  # on a figure object: what was derived from it once (themed copy, JSON, chart data, clickable copy)
 T = TypeVar("T")
 
 
@@ -45,21 +47,9 @@ def made_once(fig: go.Figure, what: str, make: Callable[[], T], variant=None) ->
     return entry[1]
 
 
-class _Prepared(go.Figure):
-    """A figure whose plotly dict was made beforehand: `st.plotly_chart` calls `to_dict()`, a deep copy of
-    every trace and the template (20 ms for a figure of four heatmaps), on every run."""
-
-    def __init__(self, spec: dict):
-        super().__init__()
-        self._spec = spec
-
-    def to_dict(self) -> dict:
-        return self._spec
-
-
-def plotly_dict(fig: go.Figure) -> dict:
-    """The figure as the browser receives it, made once per figure object."""
-    return made_once(fig, "dict", fig.to_dict)
+def plotly_json(fig: go.Figure) -> str:
+    """The figure as plotly JSON, as the browser receives it, made once per figure object."""
+    return made_once(fig, "json", fig.to_json)
 
 
 def start_view() -> None:
@@ -105,19 +95,20 @@ def chart_key(figure_id: str) -> str:
     return f"chart_{safe_filename(figure_id)}"
 
 
-def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_select=None) -> None:
+def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_click: Callable[[dict], None] | None = None) -> None:
     """Draw `fig` and, under it, PNG / SVG / HTML / CSV downloads made when clicked, named for the
     figure, the model and the settings (two views never share a file name).
 
-    `on_select`: a callback run when a point of the chart is clicked (its selection is in
-    `st.session_state[chart_key(figure_id)]`)."""
+    `on_click(selection)`: run when a point of the chart is clicked, with the selection in the shape of
+    `st.plotly_chart`'s ({"points": [{"curve_number", "point_index", "x", "y"}]})."""
     fig = themed(fig)
     st.session_state.setdefault(REGISTRY, {})[figure_id] = fig
     name = stamped_stem(figure_id, about_view())
-    clicks = dict(on_select=on_select, selection_mode="points") if on_select is not None else {}
-    # a figure with its own width (labels placed in pixels) is drawn at that width, not stretched
-    width = "content" if fig.layout.width else "stretch"
-    st.plotly_chart(_Prepared(plotly_dict(fig)), key=chart_key(figure_id), config=plotly_config(name, scale=_png_scale()), width=width, **clicks)
+    scale, clickable = _png_scale(), on_click is not None
+    config = plotly_config(name, scale=scale)
+    # drawn by ui/chart.py, updated in place; the dict is made once per figure and view
+    data = made_once(fig, "chart", lambda: chart_data(fig, plotly_json(fig), config, clickable=clickable), variant=(name, scale, clickable))
+    draw_chart(data, key=chart_key(figure_id), on_click=on_click)
     if not exports:
         return
     can_render, why = _static_export()

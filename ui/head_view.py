@@ -199,13 +199,6 @@ def _set_cell(content, query: int, key_position: int) -> None:
     st.session_state[key("pinned")] = content.values["word_of_token"][query] if view.words else query
 
 
-def _clickable(content, figure_id: str, on_click) -> Callable[[], None]:
-    """A selection callback for `show_figure` that hands the click and the drawn figure to `on_click`."""
-    from ui.figures import chart_key
-
-    return lambda: on_click(st.session_state[chart_key(figure_id)].selection)
-
-
 def show_clickable_stages(content, figure_id: str) -> bool:
     """The stages of one head, whose softmax panel's cells set the worked example; False when too large
     to click (block means), and then drawn as usual. Content may be shared between sessions: the
@@ -223,7 +216,7 @@ def show_clickable_stages(content, figure_id: str) -> bool:
         if cell is not None:
             _set_cell(content, *cell)
 
-    show_figure(fig, figure_id, on_select=_clickable(content, figure_id, on_click) if clickable else None)
+    show_figure(fig, figure_id, on_click=on_click if clickable else None)
     return bool(clickable)
 
 
@@ -265,7 +258,7 @@ def show_clickable_overview(content, figure_id: str = "overview-all-heads") -> N
             st.session_state[key("layer")], st.session_state[key("heads")] = tile[0], [tile[1]]
             st.session_state[OPENED] = st.session_state.get(OPENED, 0) + 1
 
-    show_figure(fig, figure_id, on_select=_clickable(content, figure_id, on_click))
+    show_figure(fig, figure_id, on_click=on_click)
 
 
 def opened_head_anchor() -> None:

@@ -13,9 +13,9 @@ from viz.content.page import PageContent
 ICONS = {"info": "ℹ️", "warning": "✍️"}
 
 
-def show(content: PageContent, figure_id: str, *, exports: bool = True, on_select=None) -> None:
-    """Draw one figure of the content, with its downloads (`on_select`: see `show_figure`)."""
-    show_figure(content.figures[figure_id], figure_id, exports=exports, on_select=on_select)
+def show(content: PageContent, figure_id: str, *, exports: bool = True, on_click=None) -> None:
+    """Draw one figure of the content, with its downloads (`on_click`: see `show_figure`)."""
+    show_figure(content.figures[figure_id], figure_id, exports=exports, on_click=on_click)
 
 
 def show_table(content: PageContent, table_id: str, *, index: bool = False) -> None:
@@ -23,14 +23,18 @@ def show_table(content: PageContent, table_id: str, *, index: bool = False) -> N
 
 
 def show_notices(content: PageContent, prefix: str = "") -> None:
-    """The content's notices whose id starts with `prefix`, escaped (they may hold what a user typed)."""
-    for notice in content.notices_for(prefix):
-        if notice.level == "caption":
-            st.caption(md(notice.text))
-        elif notice.level == "warning":
-            st.warning(md(notice.text), icon=ICONS["warning"])
-        else:
-            st.info(md(notice.text), icon=ICONS["info"])
+    """The content's notices whose id starts with `prefix`, escaped (they may hold what a user typed).
+
+    In one container, there even when empty: a toggle that brings or removes a notice leaves the elements
+    below in their places, so their charts are updated rather than drawn anew (ui/chart.py)."""
+    with st.container():
+        for notice in content.notices_for(prefix):
+            if notice.level == "caption":
+                st.caption(md(notice.text))
+            elif notice.level == "warning":
+                st.warning(md(notice.text), icon=ICONS["warning"])
+            else:
+                st.info(md(notice.text), icon=ICONS["info"])
 
 
 def open_head_box(options: list[tuple[int, int]]) -> None:

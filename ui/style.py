@@ -21,7 +21,7 @@ section[data-testid="stSidebar"] { min-width: 22rem; }
   { display: none !important; }
   [data-testid="stMain"], [data-testid="stAppViewContainer"] { margin-left: 0 !important; width: 100% !important; }
   [data-testid="stMainBlockContainer"] { max-width: 100% !important; padding: 0.5rem 1rem !important; }
-  [data-testid="stPlotlyChart"] { break-inside: avoid; zoom: 0.85; }  /* a figure drawn for the screen fits the page */
+  .av-chart { break-inside: avoid; zoom: 0.85; }  /* a figure drawn for the screen fits the page */
 }
 </style>
 """
@@ -31,7 +31,7 @@ PRESENTING = """
 section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stDownloadButton"] { display: none !important; }
 html, [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.45rem !important; }
 h1 { font-size: 3.2rem !important; }
-[data-testid="stPlotlyChart"] { min-height: 88vh; scroll-margin-top: 70px; }
+.av-chart { min-height: 88vh !important; scroll-margin-top: 70px; }
 /* the enlarged text needs the width: narrow side margins */
 [data-testid="stMainBlockContainer"] { padding-left: 1.5rem !important; padding-right: 1.5rem !important; max-width: 100% !important; }
 /* widget labels wrap instead of ending in "…" */
@@ -53,7 +53,7 @@ if (!doc.presentationKeys) {
     const back = ["ArrowLeft", "ArrowUp", "PageUp"].includes(event.key);
     if (!forward && !back) return;
     if (["INPUT", "TEXTAREA"].includes(event.target.tagName)) return;
-    const charts = [...doc.querySelectorAll('[data-testid="stPlotlyChart"]')];
+    const charts = [...doc.querySelectorAll(".av-chart")];
     if (!charts.length) return;
     const tops = charts.map((c) => c.getBoundingClientRect().top);
     let index = forward ? tops.findIndex((t) => t > 80) : tops.map((t) => t < 60).lastIndexOf(true);

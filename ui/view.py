@@ -228,10 +228,13 @@ def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] =
 
     st.session_state["settings"] = settings
     st.query_params.from_dict(to_query(settings))
-    for notice in dict.fromkeys(notices):
-        st.info(md(notice), icon="ℹ️")
-    if trace.what_ifs:
-        what_if_badge(trace)
+    # one container, always there, whatever it holds: the elements below keep their places in the page, so
+    # a toggle that brings a notice or the what-if badge updates the charts below rather than remounting them
+    with st.container(key="page_notices"):
+        for notice in dict.fromkeys(notices):
+            st.info(md(notice), icon="ℹ️")
+        if trace.what_ifs:
+            what_if_badge(trace)
     return PageContext(settings, model, trace)
 
 

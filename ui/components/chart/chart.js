@@ -1,0 +1,203 @@
+// A plotly chart that is updated in place. Streamlit's own chart element is remounted whenever its
+// figure changes (its identity includes the figure), so every toggle drew every changed chart from
+// scratch, each one twice (once more when its width was known): about 1.2 s of the browser's main
+// thread per toggle for the Attention page at 16 tokens. Here the chart keeps its div and calls
+// Plotly.react, which redraws only what changed, and a chart outside the window waits: it is drawn
+// when it scrolls into view, when the browser is idle, or before printing, so the chart the user is
+// looking at changes first.
+//
+// Data (ui/chart.py, bytes): a line of JSON, then the figure as plotly JSON. The line holds version
+// (changes with the figure), config (plotly's config: the camera button's file name and scale), width ("stretch" or "content"),
+// height (pixels), clickable, plotly (the file name of Streamlit's chart chunk). Trigger sent back: click {points: [{curve_number, point_index, x, y}]},
+// the shape of Streamlit's own chart selection, so the same Python code reads both.
+
+export default function chart(component) {
+  const { data, parentElement } = component;
+  let view = parentElement.__chart;
+  if (!view) {
+    view = createView(parentElement);
+    parentElement.__chart = view;
+  }
+  view.send = component.setTriggerValue;
+  view.update(read(data));
+  // no cleanup function: Streamlit calls it at once when newer data arrives while this call loads
+}
+
+const decoder = new TextDecoder();
+
+function read(data) {
+  // one line of JSON about the chart, then the figure's JSON (parsed when drawn)
+  if (!data) return null;
+  const bytes = data instanceof Uint8Array ? data : new Uint8Array(data.buffer || data);
+  const end = bytes.indexOf(10);
+  if (end < 0) return null;
+  const about = JSON.parse(decoder.decode(bytes.subarray(0, end)));
+  about.spec = bytes.subarray(end + 1);
+  return about;
+}
+
+let plotlyPromise = null;
+
+function loadPlotly(name) {
+  // Streamlit's frontend bundles plotly.js in its chart chunk, which sets window.Plotly when it is
+  // evaluated; the chunk sits next to the frontend's entry script.
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!plotlyPromise) {
+    const entry = document.querySelector('script[type="module"][src*="/static/js/index."]');
+    if (!entry || !name) return Promise.reject(new Error("plotly.js was not found in the page"));
+    plotlyPromise = import(new URL(name, entry.src).href).then(() => {
+      if (!window.Plotly) throw new Error("plotly.js did not load");
+      return window.Plotly;
+    });
+  }
+  return plotlyPromise;
+}
+
+const waiting = new Set(); // views whose newest figure is not drawn yet, outside the window
+let idleScheduled = false;
+
+function drawOneWhenIdle() {
+  if (idleScheduled || !waiting.size) return;
+  idleScheduled = true;
+  const idle = window.requestIdleCallback || ((f) => setTimeout(() => f({ timeRemaining: () => 10 }), 50));
+  idle(() => {
+    idleScheduled = false;
+    const next = waiting.values().next().value; // one chart per idle period: input stays responsive
+    if (next) next.draw();
+    drawOneWhenIdle();
+  }, { timeout: 2000 });
+}
+
+function drawAllNow() {
+  for (const view of Array.from(waiting)) view.draw();
+}
+
+window.addEventListener("beforeprint", drawAllNow);
+if (window.matchMedia) {
+  const print = window.matchMedia("print");
+  if (print.addEventListener) print.addEventListener("change", (e) => e.matches && drawAllNow());
+}
+
+const observer = new IntersectionObserver(
+  (entries) => {
+    for (const entry of entries) {
+      const view = entry.target.__chart;
+      if (!view) continue;
+      view.visible = entry.isIntersecting;
+      if (view.visible && waiting.has(view)) view.draw();
+    }
+  },
+  { rootMargin: "200px 0px" },
+);
+
+function createView(parent) {
+  const box = document.createElement("div");
+  box.className = "av-chart";
+  const gd = document.createElement("div");
+  gd.className = "av-chart-plot";
+  const note = document.createElement("p");
+  note.className = "av-chart-note";
+  box.append(gd, note);
+  parent.append(box);
+  box.__chart = null;
+
+  const view = {
+    gd,
+    visible: false,
+    shown: null, // version drawn
+    wanted: null, // newest data
+    drawing: false,
+    send: null,
+    update(data) {
+      if (!data) return;
+      view.wanted = data;
+      box.style.minHeight = `${data.height}px`; // the page keeps its layout while the chart waits
+      if (view.shown === data.version) {
+        waiting.delete(view);
+        return;
+      }
+      if (view.visible || view.shown === null && isNearWindow(box)) view.draw();
+      else {
+        waiting.add(view);
+        drawOneWhenIdle();
+      }
+    },
+    draw() {
+      waiting.delete(view);
+      const data = view.wanted;
+      if (!data || view.shown === data.version) return;
+      if (view.drawing) {
+        view.again = true; // drawn again with the newest data when this drawing ends
+        return;
+      }
+      view.drawing = true;
+      loadPlotly(data.plotly)
+        .then((Plotly) => {
+          const figure = JSON.parse(decoder.decode(data.spec));
+          const layout = figure.layout || {};
+          lookOfThePage(layout, gd);
+          if (data.width !== "content") {
+            delete layout.width;
+            layout.autosize = true;
+          }
+          const config = Object.assign({ displaylogo: false, responsive: false }, data.config || {});
+          const first = view.shown === null;
+          const started = performance.now();
+          const done = Plotly.react(gd, figure.data || [], layout, config);
+          // how long each drawing took, when the browser benchmark asks (bench/browser.py sets the list)
+          if (window.__avChartTimes) window.__avChartTimes.push([started, performance.now() - started, view.visible]);
+          view.shown = data.version;
+          note.textContent = "";
+          if (first) listen(Plotly);
+          return done;
+        })
+        .catch((error) => {
+          note.textContent = `This chart could not be drawn: ${error && error.message ? error.message : error}`;
+        })
+        .finally(() => {
+          view.drawing = false;
+          if (view.again) {
+            view.again = false;
+            view.draw();
+          }
+        });
+    },
+  };
+
+  function listen(Plotly) {
+    gd.on("plotly_click", (event) => {
+      if (!view.wanted || !view.wanted.clickable || !view.send) return;
+      const points = (event.points || []).map((p) => ({
+        curve_number: p.curveNumber,
+        point_index: p.pointIndex !== undefined ? p.pointIndex : p.pointNumber,
+        x: p.x,
+        y: p.y,
+      }));
+      view.send("click", { points });
+    });
+    let width = box.clientWidth;
+    new ResizeObserver(() => {
+      if (box.clientWidth !== width && view.shown !== null && view.wanted && view.wanted.width !== "content") {
+        width = box.clientWidth;
+        Plotly.Plots.resize(gd);
+      }
+    }).observe(box);
+  }
+
+  box.__chart = view;
+  observer.observe(box);
+  return view;
+}
+
+function lookOfThePage(layout, element) {
+  // as Streamlit draws its own charts: the page's font where the figure names none, the title in bold
+  const font = (layout.font = layout.font || {});
+  if (!font.family) font.family = getComputedStyle(element).fontFamily;
+  const title = layout.title;
+  if (title && typeof title.text === "string" && title.text && !title.text.startsWith("<b>")) title.text = `<b>${title.text}</b>`;
+}
+
+function isNearWindow(element) {
+  const rect = element.getBoundingClientRect();
+  return rect.bottom >= -200 && rect.top <= window.innerHeight + 200;
+}
