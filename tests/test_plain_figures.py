@@ -17,7 +17,7 @@ import pytest
 from plotly.subplots import make_subplots
 
 from model import load_model
-from viz import plain
+from viz import apply_print_theme, plain
 from viz.content import embeddings_page, next_token_page, positional_page, tokens_page
 from viz.content.attention import attention_figures, attention_selection
 from viz.content.heads import ablation_section, heads_page, ranking_section
@@ -70,6 +70,15 @@ def test_every_figure_of_every_page_is_sent_as_plotly_would_validate_it(view, to
     if view.startswith("200"):
         assert any(name.startswith("attention/focus-") for name in figures)
     changed = [name for name, fig in figures.items() if sent(fig) != sent(revalidated(fig))]
+    assert changed == []
+
+
+@pytest.mark.parametrize("view", ["default", "200 tokens (block means, focus window)"])
+def test_the_print_theme_of_every_page_is_sent_as_plotly_would_validate_it(view, toy):
+    """apply_print_theme restyles a figure's plotly JSON and builds it without validation too."""
+    printed = {name: apply_print_theme(fig) for name, fig in page_figures(VIEWS[view], toy).items()}
+    assert all(fig.layout.font.size == 18 for fig in printed.values())
+    changed = [name for name, fig in printed.items() if sent(fig) != sent(revalidated(fig))]
     assert changed == []
 
 
