@@ -134,3 +134,19 @@ def test_a_plain_copy_sends_what_a_validated_copy_does_and_is_a_copy(toy):
         copied.add_trace(go.Scatter(x=[0], y=[0]))
         copied.update_layout(clickmode="event+select")
         assert len(fig.data) == len(copied.data) - 1 and fig.layout.clickmode is None, name
+
+
+def test_the_value_norm_panels_name_tokens_in_hover_only_up_to_the_attention_pages_limit():
+    """Like the Attention page's figures: hover text per cell up to MAX_HOVER_CELLS cells a panel."""
+    from viz.heads import value_norm_figure
+    from viz.heatmap import MAX_HOVER_CELLS
+
+    for n in (8, 200):
+        labels = [f"w{i}" for i in range(n)]
+        fig = value_norm_figure(np.full((n, n), 1 / n), np.ones((n, n)), labels, title="t")
+        named = n * n <= MAX_HOVER_CELLS
+        for trace in fig.data:
+            assert (trace.text is not None) == named, n
+            assert ("query %{y}<br>key %{x}" in trace.hovertemplate) != named, n
+        if named:
+            assert fig.data[0].text[3][5] == "query 3: w3<br>key 5: w5"
