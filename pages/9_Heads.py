@@ -12,7 +12,7 @@ st.markdown(
 )
 with guarded():
     content = heads_page(s, trace, model)
-    show(content, "head-grid", on_select=open_clicked_head("head-grid"))
+    show(content, "head-grid", on_click=open_clicked_head())
     st.caption("Click a head to open it below (it becomes the sidebar's layer and head).")
     with st.expander("Badge rules and every head's numbers"):
         show_table(content, "badge-rules")

@@ -27,14 +27,14 @@ def test_summary_median_and_nearest_rank_p95():
 
 
 def test_report_says_which_figures_meet_their_targets():
-    toggle = lambda changed, settled: dict(  # noqa: E731
-        changed=summary([changed]), settled=summary([settled]), cpu_s=0.02, no_change=0
+    toggle = lambda changed, settled, seen=0.02: dict(  # noqa: E731
+        changed=summary([changed]), settled=summary([settled]), cpu_s=0.02, cpu_new_view_s=0.3, cpu_seen_s=seen, no_change=0
     )
     results = dict(
         load_average_start=[1.0, 1.0, 1.0],
         load_average_end=[2.0, 1.0, 1.0],
         notes=[],
-        toggles={"toy": {"16": dict(scaling=toggle(0.1, 0.3), mask=toggle(0.4, 0.9), load_average=[1.5, 1, 1])}},
+        toggles={"toy": {"16": dict(scaling=toggle(0.1, 0.3), mask=toggle(0.4, 0.9, seen=0.07), load_average=[1.5, 1, 1])}},
         page_switch=summary([0.7]),
     )
     lines = format_browser_report(results).splitlines()
@@ -42,6 +42,8 @@ def test_report_says_which_figures_meet_their_targets():
     mask = next(line for line in lines if line.strip().startswith("mask"))
     assert f"[meets ≤{TARGETS['toggle_changed'][0]:g}]" in scaling and f"[meets ≤{TARGETS['cpu_per_toggle_toy_16']:g}]" in scaling
     assert "changed median 0.40 s" in mask and f"[MISSES ≤{TARGETS['toggle_settled'][0]:g}]" in mask
+    assert "to a new view 0.300 s, to a view seen before 0.020 s [meets" in scaling  # server CPU: built vs seen before
+    assert f"to a view seen before 0.070 s [MISSES ≤{TARGETS['cpu_per_toggle_toy_16']:g}]" in mask
     assert any("page switch" in line and "MISSES ≤0.5" in line for line in lines)
     assert any("[1.5, 1, 1]" in line for line in lines)  # every part carries its load average
 
@@ -75,5 +77,5 @@ def test_a_toggle_measured_in_chromium_changes_the_chart_and_costs_server_cpu():
     row = rows["scaling"]
     assert row["no_change"] == 0 and row["changed"]["n"] == 2, row  # off and on again: both changed a chart
     assert 0 < row["changed"]["median"] <= row["settled"]["median"] < 60
-    assert row["cpu_s"] > 0
+    assert row["cpu_s"] > 0 and row["cpu_new_view_s"] > 0 and row["cpu_seen_s"] is not None
     assert rows["errors"] == 0

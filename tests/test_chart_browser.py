@@ -14,7 +14,7 @@ from ui.chart import PLOTLY_CHUNK
 pytestmark = pytest.mark.browser
 
 STAGES = ".js-plotly-plot"  # the first chart of the Attention page: the stages of layer 0, head 0
-PANEL = "(gd, axis) => Array.from(gd.data.find(t => t.type === 'heatmap' && t.xaxis === axis).z, row => Array.from(row)).flat().filter(Number.isFinite)"
+PANEL = "(gd, axis) => Array.from(gd._fullData.find(t => t.type === 'heatmap' && t.xaxis === axis).z, row => Array.from(row)).flat().filter(Number.isFinite)"
 
 
 def test_the_plotly_chunk_of_streamlits_frontend_is_found():

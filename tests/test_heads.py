@@ -389,3 +389,18 @@ def test_the_heads_benchmark_builds_sentences_of_the_asked_length_and_times_ever
     for part in ("trace_s", "summary_s", "rollout_s", "value_norms_layer_s", "flow_one_token_s", "rank_all_heads_s"):
         assert result[part] > 0, part
     assert result["flow_all_tokens_s_extrapolated"] == pytest.approx(12 * result["flow_one_token_s"])
+
+
+def test_a_click_on_the_head_grid_opens_that_head(monkeypatch):
+    """The chart component reports a click as {"points": [{..., "customdata": [layer, head, ...]}]}."""
+    import streamlit as st
+
+    from ui.heads import open_clicked_head
+    from ui.view import key
+
+    for name in (key("layer"), key("heads")):
+        monkeypatch.setitem(st.session_state, name, None)
+    open_clicked_head()({"points": [{"curve_number": 0, "point_index": 9, "x": 2, "y": 1, "customdata": [1, 2, 0.5]}]})
+    assert (st.session_state[key("layer")], st.session_state[key("heads")]) == (1, [2])
+    open_clicked_head()({"points": []})  # a click beside the grid changes nothing
+    assert (st.session_state[key("layer")], st.session_state[key("heads")]) == (1, [2])

@@ -253,3 +253,14 @@ def test_a_first_visit_on_the_toy_model_loads_no_hugging_face_and_no_export_mach
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["errors"] == [] and seen["charts"] >= 5  # the page was drawn
     assert seen["home"] == [] and seen["attention"] == []
+
+
+def test_the_app_runs_torch_on_one_thread_unless_told_otherwise():
+    from ui.view import torch_threads
+
+    assert torch_threads({}) == 1 and torch_threads({"ATTENTION_VIZ_TORCH_THREADS": "2"}) == 2
+    assert torch_threads({"ATTENTION_VIZ_TORCH_THREADS": "lots"}) == 1 and torch_threads({"ATTENTION_VIZ_TORCH_THREADS": "0"}) == 1
+    code = "import torch, ui.view; print(torch.get_num_threads())"
+    env = {k: v for k, v in os.environ.items() if k != "ATTENTION_VIZ_TORCH_THREADS"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split()[-1] == "1"  # applied when the app's glue is imported

@@ -61,7 +61,7 @@ def read_chart_data(data: bytes) -> tuple[dict, dict]:
 
 def draw_chart(data: bytes, *, key: str, on_click: Callable[[dict], None] | None = None) -> None:
     """Draw the chart described by `data` (`chart_data`); `on_click(selection)` runs on a click, with
-    the selection in the shape of `st.plotly_chart`'s ({"points": [{"curve_number", "point_index", "x", "y"}]})."""
+    the selection in the shape of `st.plotly_chart`'s ({"points": [{"curve_number", "point_index", "x", "y", "customdata"}]})."""
 
     def clicked():
         try:

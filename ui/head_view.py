@@ -223,11 +223,10 @@ def show_clickable_stages(content, figure_id: str) -> bool:
 def _clickable_stages(figure, n: int, cell: tuple) -> tuple:
     """A copy of the stages figure whose softmax cells can be clicked, the chosen cell marked; and whether
     it is clickable (False for block means)."""
-    import plotly.graph_objects as go
-
+    from viz import plain
     from viz.clickable import add_cell_targets, mark_cell
 
-    fig = go.Figure(figure)
+    fig = plain.copy(figure)
     clickable = n <= FULL_RESOLUTION and add_cell_targets(fig, n, n, xaxis="x4", yaxis="y4")
     if clickable and cell[0] is not None:
         mark_cell(fig, *cell, xaxis="x4", yaxis="y4")
@@ -235,11 +234,10 @@ def _clickable_stages(figure, n: int, cell: tuple) -> tuple:
 
 
 def _clickable_overview(figure):
-    import plotly.graph_objects as go
-
+    from viz import plain
     from viz.clickable import add_tile_targets
 
-    fig = go.Figure(figure)
+    fig = plain.copy(figure)
     add_tile_targets(fig)
     return fig
 

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.figures import chart_key
 from ui.view import key
 
 
-def open_clicked_head(figure_id: str):
-    """A callback for `show(..., on_select=...)`: the clicked point's customdata is [layer, head, …]."""
+def open_clicked_head():
+    """A callback for `show(..., on_click=...)`: the clicked point's customdata is [layer, head, …]."""
 
-    def open_head():
-        event = st.session_state.get(chart_key(figure_id)) or {}
-        points = (event.get("selection") or {}).get("points") or []
+    def open_head(selection: dict):
+        points = selection.get("points") or []
         data = points[0].get("customdata") if points else None
         if data and len(data) >= 2:
             st.session_state[key("layer")], st.session_state[key("heads")] = int(data[0]), [int(data[1])]

@@ -32,8 +32,8 @@ def meta_labels(trace, letter: str, n: int) -> list[str] | None:
 
 
 def is_decoration(trace) -> bool:
-    """Whether a trace was marked as decoration with ``DECORATION_META``."""
-    meta = getattr(trace, "meta", None)
+    """Whether a trace (an object or its plotly JSON) was marked as decoration with ``DECORATION_META``."""
+    meta = trace.get("meta") if isinstance(trace, dict) else getattr(trace, "meta", None)
     return isinstance(meta, dict) and meta.get("role") == DECORATION_META["role"]
 
 
@@ -95,9 +95,7 @@ def nothing_to_draw(title: str, why: str) -> go.Figure:
     Figure functions return this for an input with nothing in it, instead of raising or drawing a
     blank chart; the annotation is named "message" so a test or an export can find it.
     """
-    from .theme import SCREEN_TEMPLATE
+    from . import plain
 
-    fig = go.Figure()
-    fig.add_annotation(name="message", text=f"Nothing to draw: {why}.", x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font=dict(size=16))
-    fig.update_layout(template=SCREEN_TEMPLATE, title=dict(text=title), xaxis=dict(visible=False), yaxis=dict(visible=False), height=260)
-    return fig
+    message = dict(name="message", text=f"Nothing to draw: {why}.", x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font=dict(size=16))
+    return plain.figure([], dict(annotations=[message], title=plain.title(title), xaxis=dict(visible=False), yaxis=dict(visible=False), height=260))

@@ -15,25 +15,25 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from . import plain
 from ._common import nothing_to_draw
 from .labels import safe_label
 from .placement import LABELLED, place_point_labels
-from .theme import PALETTE, SCREEN_TEMPLATE
+from .theme import PALETTE
 
 STEP_NAMES = {"static": "static embedding", "input": "model input (before layer 0)"}
 SYMBOLS = ("circle", "diamond", "square", "triangle-up", "cross", "star")
 
 
-def _equal_axes(fig: go.Figure, title: str) -> go.Figure:
-    fig.update_layout(
+def _equal_axes(title: str) -> dict:
+    """The layout of a PC 1 / PC 2 map: equal scales on both axes."""
+    return dict(
         showlegend=True,
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        xaxis=dict(title="PC 1", zeroline=False),
-        yaxis=dict(title="PC 2", zeroline=False, scaleanchor="x", scaleratio=1),
+        title=plain.title(title),
+        xaxis=dict(title=plain.title("PC 1"), zeroline=False),
+        yaxis=dict(title=plain.title("PC 2"), zeroline=False, scaleanchor="x", scaleratio=1),
         legend=dict(itemsizing="constant"),
     )
-    return fig
 
 
 # The sense figure has a fixed size, so that label boxes can be placed in pixels. Labels are placed
@@ -158,14 +158,15 @@ def projection_figure(
     for point in points:
         series.setdefault(_series_key(point), []).append(point)
 
-    fig = go.Figure()
+    data, annotations = [], []
     for (group, sense), members in series.items():
         if group == "contextual":
             look = dict(symbol=sense_symbol[sense], color=colour[sense], name=f"in context · {sense}")
         else:
             look = style.get(group, dict(symbol="circle", color="#555555", name=group))
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=[float(p["x"]) for p in members],
                 y=[float(p["y"]) for p in members],
                 mode="markers",
@@ -176,8 +177,9 @@ def projection_figure(
             )
         )
     if centroids:
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=[c[0] for c in centroids.values()],
                 y=[c[1] for c in centroids.values()],
                 mode="markers",
@@ -189,26 +191,29 @@ def projection_figure(
         )
 
     for arrow in arrows:
-        fig.add_annotation(
-            x=float(arrow["x1"]),
-            y=float(arrow["y1"]),
-            ax=float(arrow["x0"]),
-            ay=float(arrow["y0"]),
-            xref="x",
-            yref="y",
-            axref="x",
-            ayref="y",
-            text="",
-            hovertext=safe_label(arrow.get("label", "")),
-            showarrow=True,
-            arrowhead=2,
-            arrowsize=1.1,
-            arrowwidth=1.2,
-            arrowcolor="rgba(90,90,90,0.55)",
-            standoff=8,
-            startstandoff=7,
+        annotations.append(
+            dict(
+                x=float(arrow["x1"]),
+                y=float(arrow["y1"]),
+                ax=float(arrow["x0"]),
+                ay=float(arrow["y0"]),
+                xref="x",
+                yref="y",
+                axref="x",
+                ayref="y",
+                text="",
+                hovertext=safe_label(arrow.get("label", "")),
+                showarrow=True,
+                arrowhead=2,
+                arrowsize=1.1,
+                arrowwidth=1.2,
+                arrowcolor="rgba(90,90,90,0.55)",
+                standoff=8,
+                startstandoff=7,
+            )
         )
 
+    layout = _equal_axes(title)
     plot_w = FIGURE_WIDTH - MARGIN["l"] - MARGIN["r"]
     plot_h = FIGURE_HEIGHT - MARGIN["t"] - MARGIN["b"]
     labelled = [(float(p["x"]), float(p["y"]), safe_label(p.get("label", "")), p) for p in points]
@@ -220,37 +225,36 @@ def projection_figure(
         offsets = place_labels(anchors, [l[2] for l in labelled], plot_w, plot_h)
         for (x, y, text, point), (dx, dy) in zip(labelled, offsets):
             sense = _series_key(point)[1] if point else None
-            fig.add_annotation(
-                x=x,
-                y=y,
-                xref="x",
-                yref="y",
-                text=text,
-                ax=dx,
-                ay=dy,
-                axref="pixel",
-                ayref="pixel",
-                showarrow=True,
-                arrowhead=0,
-                arrowwidth=0.8,
-                arrowcolor="rgba(120,120,120,0.7)",
-                standoff=6,
-                xanchor="center",
-                yanchor="middle",
-                font=dict(size=LABEL_FONT, color=colour.get(sense, "#333333") if point and point.get("group") == "contextual" else "#333333"),
-                bgcolor="rgba(255,255,255,0.75)",
-                name="label",
+            annotations.append(
+                dict(
+                    x=x,
+                    y=y,
+                    xref="x",
+                    yref="y",
+                    text=text,
+                    ax=dx,
+                    ay=dy,
+                    axref="pixel",
+                    ayref="pixel",
+                    showarrow=True,
+                    arrowhead=0,
+                    arrowwidth=0.8,
+                    arrowcolor="rgba(120,120,120,0.7)",
+                    standoff=6,
+                    xanchor="center",
+                    yanchor="middle",
+                    font=dict(size=LABEL_FONT, color=colour.get(sense, "#333333") if point and point.get("group") == "contextual" else "#333333"),
+                    bgcolor="rgba(255,255,255,0.75)",
+                    name="label",
+                )
             )
-        fig.update_layout(xaxis=dict(range=x_range), yaxis=dict(range=y_range))
-    _equal_axes(fig, title)
-    fig.update_layout(
-        width=FIGURE_WIDTH,
-        height=FIGURE_HEIGHT,
-        margin=MARGIN,
-        legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0, xanchor="left"),
-        title=dict(y=0.97, yanchor="top"),
-    )
-    return fig
+        layout["xaxis"]["range"], layout["yaxis"]["range"] = list(x_range), list(y_range)
+    if annotations:
+        layout["annotations"] = annotations
+    layout["legend"].update(orientation="h", yanchor="bottom", y=1.01, x=0, xanchor="left")
+    layout["title"].update(y=0.97, yanchor="top")
+    layout.update(width=FIGURE_WIDTH, height=FIGURE_HEIGHT, margin=dict(MARGIN))
+    return plain.figure(data, layout)
 
 
 def sense_layers_figure(by_layer: list[dict], *, title: str) -> go.Figure:
@@ -263,10 +267,11 @@ def sense_layers_figure(by_layer: list[dict], *, title: str) -> go.Figure:
         return nothing_to_draw(title, "give the sense of the word in at least two sentences of two senses")
     names = [("static" if b["layer"] == "static" else "input" if b["layer"] == 0 else f"after layer {b['layer'] - 1}") for b in by_layer]
     x = list(range(len(by_layer)))
-    fig = go.Figure()
+    data = []
     for key, name, colour, dash in (("same", "same sense", PALETTE[0], "solid"), ("other", "other sense", PALETTE[5], "dash")):
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=x,
                 y=[float(b[key]) for b in by_layer],
                 mode="lines+markers",
@@ -277,15 +282,14 @@ def sense_layers_figure(by_layer: list[dict], *, title: str) -> go.Figure:
                 hovertemplate="%{customdata[0]}<br>" + name + ": mean cosine %{y:.3f}<br>centre distance ÷ spread %{customdata[1]:.2f}<extra></extra>",
             )
         )
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        xaxis=dict(title="where in the network", tickmode="array", tickvals=x, ticktext=names),
-        yaxis=dict(title="mean cosine similarity (centred)"),
+    layout = dict(
+        title=plain.title(title),
+        xaxis=dict(title=plain.title("where in the network"), tickmode="array", tickvals=x, ticktext=names),
+        yaxis=dict(title=plain.title("mean cosine similarity (centred)")),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
         height=420,
     )
-    return fig
+    return plain.figure(data, layout)
 
 
 def trajectory_figure(tracks: dict[str, list[tuple[float, float]]], *, title: str) -> go.Figure:
@@ -298,13 +302,14 @@ def trajectory_figure(tracks: dict[str, list[tuple[float, float]]], *, title: st
     """
     if not tracks:
         return nothing_to_draw(title, "the word occurs in none of the sentences")
-    fig = go.Figure()
+    data = []
     for index, (label, points) in enumerate(tracks.items()):
         steps = ["static", "input", *(f"L{layer}" for layer in range(len(points) - 2))][: len(points)]
         name = safe_label(label)
         colour = PALETTE[index % len(PALETTE)]
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=[float(x) for x, _ in points],
                 y=[float(y) for _, y in points],
                 mode="lines+markers+text",
@@ -319,4 +324,4 @@ def trajectory_figure(tracks: dict[str, list[tuple[float, float]]], *, title: st
                 meta=dict(role=LABELLED, labels=steps),
             )
         )
-    return place_point_labels(_equal_axes(fig, title))
+    return place_point_labels(plain.figure(data, _equal_axes(title)))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from viz import plain
 from viz.labels import safe_label
 
 THRESHOLD = 0.02  # lines of a smaller weight are not drawn (the view says how many)
@@ -172,7 +173,7 @@ def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int,
     start = focus_start(view.n, pinned)
     stop = min(view.n, start + FOCUS_WINDOW)
     shown = range(start, stop)
-    fig = go.Figure()
+    data = []
     left, right = 0.0, 1.0
     gap = 0.03  # between a label and the end of its lines
     spread = min(0.12, 0.5 / (len(view.heads) - 1)) if len(view.heads) > 1 else 0.0
@@ -193,8 +194,9 @@ def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int,
             for qi, ki in zip(q[chosen], k[chosen]):
                 xs += [left + gap, right - gap, None]
                 ys += [-(qi - start) - shift, -(ki - start) - shift, None]
-            fig.add_trace(
-                go.Scatter(
+            data.append(
+                dict(
+                    type="scatter",
                     x=xs,
                     y=ys,
                     mode="lines",
@@ -206,8 +208,9 @@ def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int,
                     showlegend=False,
                 )
             )
-        fig.add_trace(
-            go.Scatter(  # the legend entry of the head
+        data.append(
+            dict(  # the legend entry of the head
+                type="scatter",
                 x=[None],
                 y=[None],
                 mode="lines",
@@ -217,8 +220,9 @@ def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int,
             )
         )
     if pair is not None and start <= pair[0] < stop and start <= pair[1] < stop:
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=[left + gap, right - gap],
                 y=[-(pair[0] - start), -(pair[1] - start)],
                 mode="lines",
@@ -230,8 +234,9 @@ def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int,
     labels = [safe_label(view.labels[i], max_chars=24) for i in shown]
     ys = [-(i - start) for i in shown]
     bold = lambda i, text: f"<b>{text}</b>" if i == pinned else text  # noqa: E731
-    fig.add_trace(
-        go.Scatter(
+    data.append(
+        dict(
+            type="scatter",
             x=[left] * len(ys),
             y=ys,
             mode="text",
@@ -242,8 +247,9 @@ def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int,
             meta={"role": "decoration"},
         )
     )
-    fig.add_trace(
-        go.Scatter(
+    data.append(
+        dict(
+            type="scatter",
             x=[right] * len(ys),
             y=ys,
             mode="text",
@@ -256,7 +262,7 @@ def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int,
     )
     pinned_note = f" · row of “{safe_label(view.labels[pinned], max_chars=24)}” ({pinned})" if pinned is not None else ""
     window_note = f" · positions {start}–{stop - 1} of {view.n}" if view.n > FOCUS_WINDOW else ""
-    fig.update_layout(
+    layout = dict(
         title=dict(text=f"{view.title}{pinned_note}{window_note}<br><sup>{html.escape(view.note())}</sup>"),
         height=max(360, 22 * len(ys) + 160),
         width=720,
@@ -271,7 +277,7 @@ def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int,
             dict(x=right, y=0.8, text="key (attends to)", showarrow=False, xanchor="left", font=dict(size=12)),
         ],
     )
-    return fig
+    return plain.figure(data, layout, template="plotly")  # plotly's default template, as drawn before (no template of its own)
 
 
 def pinned_row_csv(view: HeadView, pinned: int) -> str:

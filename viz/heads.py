@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
+from . import plain
 from ._common import as_float32, check_labels, nothing_to_draw
-from .heatmap import attention_heatmap, heatmap_trace, matrix_axes
+from .heatmap import MAX_HOVER_CELLS, attention_heatmap, heatmap_trace, matrix_axes
 from .labels import position_labels, safe_label
-from .theme import MASK_COLOR, PALETTE, SCREEN_TEMPLATE, SEQUENTIAL
+from .theme import MASK_COLOR, PALETTE, SEQUENTIAL
 
 # One colour per badge (Okabe & Ito); "mixed" stays a light grey so the named kinds stand out.
 BADGE_COLORS = {
@@ -46,14 +46,15 @@ def head_grid_figure(badges: list[list[str]], hover: list[list[str]] | None = No
     if not n_layers or not n_heads:
         return nothing_to_draw(title, "no heads")
     size = int(max(14, min(44, 560 / max(n_heads, n_layers))))
-    fig = go.Figure()
+    data = []
     for name, colour in BADGE_COLORS.items():
         cells = [(layer, head) for layer in range(n_layers) for head in range(n_heads) if badges[layer][head] == name]
         if not cells:
             continue
         text = [hover[l][h] if hover else "" for l, h in cells]
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=[h for _, h in cells],
                 y=[l for l, _ in cells],
                 mode="markers+text" if size >= 30 else "markers",
@@ -66,8 +67,9 @@ def head_grid_figure(badges: list[list[str]], hover: list[list[str]] | None = No
             )
         )
     if selected is not None:
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=[selected[1]],
                 y=[selected[0]],
                 mode="markers",
@@ -77,18 +79,17 @@ def head_grid_figure(badges: list[list[str]], hover: list[list[str]] | None = No
                 showlegend=False,
             )
         )
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        xaxis=dict(title="head", tickmode="array", tickvals=list(range(n_heads)), range=[-0.6, n_heads - 0.4], showgrid=False, zeroline=False),
-        yaxis=dict(title="layer", tickmode="array", tickvals=list(range(n_layers)), range=[n_layers - 0.4, -0.6], showgrid=False, zeroline=False),
+    layout = dict(
+        title=plain.title(title),
+        xaxis=dict(title=plain.title("head"), tickmode="array", tickvals=list(range(n_heads)), range=[-0.6, n_heads - 0.4], showgrid=False, zeroline=False),
+        yaxis=dict(title=plain.title("layer"), tickmode="array", tickvals=list(range(n_layers)), range=[n_layers - 0.4, -0.6], showgrid=False, zeroline=False),
         legend=dict(title=dict(text="badge"), orientation="h", y=-0.18),
         height=int(170 + (size + 12) * n_layers),
         margin=dict(t=60, b=110),
         clickmode="event+select",
         dragmode=False,
     )
-    return fig
+    return plain.figure(data, layout)
 
 
 def rollout_figure(matrix, tokens: list[str], *, title: str) -> go.Figure:
@@ -97,7 +98,8 @@ def rollout_figure(matrix, tokens: list[str], *, title: str) -> go.Figure:
     if values.size == 0:
         return nothing_to_draw(title, "no tokens")
     fig = attention_heatmap(values, tokens, tokens, title=title, colorbar_title="share", zmin=0)
-    fig.update_layout(xaxis_title="input token (drawn on)", yaxis_title="output token (last layer)")
+    fig.layout.xaxis.title.text = "input token (drawn on)"
+    fig.layout.yaxis.title.text = "output token (last layer)"
     return fig
 
 
@@ -106,23 +108,24 @@ def flow_figure(rollout_row, flow_row, tokens: list[str], *, title: str) -> go.F
     labels = position_labels(check_labels(tokens, len(tokens), "tokens"))
     if not labels:
         return nothing_to_draw(title, "no tokens")
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=list(range(len(labels))), y=[float(v) for v in rollout_row], name="rollout", marker_color=PALETTE[0]))
+    data = [dict(type="bar", x=list(range(len(labels))), y=[float(v) for v in rollout_row], name="rollout", marker=dict(color=PALETTE[0]))]
     if flow_row is not None:
-        fig.add_trace(go.Bar(x=list(range(len(labels))), y=[float(v) for v in flow_row], name="flow", marker_color=PALETTE[1]))
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
+        data.append(dict(type="bar", x=list(range(len(labels))), y=[float(v) for v in flow_row], name="flow", marker=dict(color=PALETTE[1])))
+    layout = dict(
+        title=plain.title(title),
         barmode="group",
-        xaxis=dict(title="input token", tickmode="array", tickvals=list(range(len(labels))), ticktext=labels),
-        yaxis=dict(title="share"),
+        xaxis=dict(title=plain.title("input token"), tickmode="array", tickvals=list(range(len(labels))), ticktext=labels),
+        yaxis=dict(title=plain.title("share")),
         height=380,
     )
-    return fig
+    return plain.figure(data, layout)
 
 
 def value_norm_figure(pattern, weighted, tokens: list[str], *, title: str, masked=None) -> go.Figure:
-    """α_ij (left) beside ‖α_ij·f(x_j)‖ (right) for one head; each panel has its own scale."""
+    """α_ij (left) beside ‖α_ij·f(x_j)‖ (right) for one head; each panel has its own scale.
+
+    Hover names both tokens up to MAX_HOVER_CELLS cells a panel, positions beyond (as on the Attention
+    page: a text per cell was 2 × 262,144 strings at 512 tokens)."""
     alpha = as_float32(pattern, ndim=2, name="pattern")
     norms = as_float32(weighted, ndim=2, name="weighted")
     if alpha.size == 0:
@@ -131,33 +134,44 @@ def value_norm_figure(pattern, weighted, tokens: list[str], *, title: str, maske
         alpha[np.asarray(masked, dtype=bool)] = np.nan
         norms[np.asarray(masked, dtype=bool)] = np.nan
     labels = position_labels(check_labels(tokens, alpha.shape[0], "tokens"))
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14, subplot_titles=("weight α_ij", "what is sent ‖α_ij · f(x_j)‖"))
-    fig.add_trace(
-        heatmap_trace(alpha, labels, labels, value_name="α", colorscale=SEQUENTIAL, zmin=0, zmax=1, colorbar=dict(title=dict(text="α"), x=0.43), name="weight"),
-        row=1,
-        col=1,
+    named = alpha.size <= MAX_HOVER_CELLS  # hover text names the tokens
+    layout, cells = plain.subplots(1, 2, titles=("weight α_ij", "what is sent ‖α_ij · f(x_j)‖"), horizontal_spacing=0.14)
+    weight = heatmap_trace(
+        alpha,
+        labels,
+        labels,
+        value_name="α",
+        colorscale=SEQUENTIAL,
+        zmin=0,
+        zmax=1,
+        colorbar=dict(title=dict(text="α"), x=0.43),
+        name="weight",
+        with_tokens=named,
     )
-    fig.add_trace(
-        heatmap_trace(
-            norms,
-            labels,
-            labels,
-            value_name="‖α·f(x)‖",
-            colorscale=SEQUENTIAL,
-            zmin=0,
-            colorbar=dict(title=dict(text="norm"), x=1.0),
-            name="value-weighted norm",
-        ),
-        row=1,
-        col=2,
-    )
+    data = [
+        {**weight, **cells[1, 1]},
+        {
+            **heatmap_trace(
+                norms,
+                labels,
+                labels,
+                value_name="‖α·f(x)‖",
+                colorscale=SEQUENTIAL,
+                zmin=0,
+                colorbar=dict(title=dict(text="norm"), x=1.0),
+                name="value-weighted norm",
+                with_tokens=named,
+            ),
+            **cells[1, 2],
+        },
+    ]
     n = alpha.shape[0]
     for col in (1, 2):
         xaxis, yaxis = matrix_axes(n, n, labels, labels, show_query_ticks=col == 1)
-        fig.update_xaxes(**xaxis, row=1, col=col)
-        fig.update_yaxes(**yaxis, row=1, col=col)
-    fig.update_layout(template=SCREEN_TEMPLATE, title=dict(text=title), plot_bgcolor=MASK_COLOR, height=520)
-    return fig
+        layout["xaxis" if col == 1 else f"xaxis{col}"].update(xaxis)
+        layout["yaxis" if col == 1 else f"yaxis{col}"].update(yaxis)
+    layout.update(title=plain.title(title), plot_bgcolor=MASK_COLOR, height=520)
+    return plain.figure(data, layout)
 
 
 def key_totals_figure(weight_totals, norm_totals, tokens: list[str], *, title: str) -> go.Figure:
@@ -166,21 +180,18 @@ def key_totals_figure(weight_totals, norm_totals, tokens: list[str], *, title: s
     if not labels:
         return nothing_to_draw(title, "no tokens")
     x = list(range(len(labels)))
-    fig = go.Figure(
-        [
-            go.Bar(x=x, y=[float(v) for v in weight_totals], name="share of weight α", marker_color=PALETTE[0]),
-            go.Bar(x=x, y=[float(v) for v in norm_totals], name="share of ‖α·f(x)‖", marker_color=PALETTE[1]),
-        ]
-    )
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
+    data = [
+        dict(type="bar", x=x, y=[float(v) for v in weight_totals], name="share of weight α", marker=dict(color=PALETTE[0])),
+        dict(type="bar", x=x, y=[float(v) for v in norm_totals], name="share of ‖α·f(x)‖", marker=dict(color=PALETTE[1])),
+    ]
+    layout = dict(
+        title=plain.title(title),
         barmode="group",
         height=360,
-        xaxis=dict(title="key token", tickmode="array", tickvals=x, ticktext=labels),
-        yaxis=dict(title="share", rangemode="tozero"),
+        xaxis=dict(title=plain.title("key token"), tickmode="array", tickvals=x, ticktext=labels),
+        yaxis=dict(title=plain.title("share"), rangemode="tozero"),
     )
-    return fig
+    return plain.figure(data, layout)
 
 
 def ranking_figure(labels: list[str], values, *, title: str, value_title: str) -> go.Figure:
@@ -188,25 +199,23 @@ def ranking_figure(labels: list[str], values, *, title: str, value_title: str) -
     if not labels:
         return nothing_to_draw(title, "no heads")
     values = [float(v) for v in values]
-    fig = go.Figure(
-        go.Bar(
-            x=values,
-            y=list(range(len(labels))),
-            orientation="h",
-            marker_color=PALETTE[0],
-            customdata=labels,
-            hovertemplate="%{customdata}: %{x:.4g}<extra></extra>",
-            name=value_title,
-        )
+    bars = dict(
+        type="bar",
+        x=values,
+        y=list(range(len(labels))),
+        orientation="h",
+        marker=dict(color=PALETTE[0]),
+        customdata=list(labels),
+        hovertemplate="%{customdata}: %{x:.4g}<extra></extra>",
+        name=value_title,
     )
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        xaxis=dict(title=value_title, rangemode="tozero"),
-        yaxis=dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed"),
+    layout = dict(
+        title=plain.title(title),
+        xaxis=dict(title=plain.title(value_title), rangemode="tozero"),
+        yaxis=dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=list(labels), autorange="reversed"),
         height=max(280, 80 + 24 * len(labels)),
     )
-    return fig
+    return plain.figure([bars], layout)
 
 
 def change_grid_figure(change, *, title: str, value_title: str) -> go.Figure:
@@ -215,26 +224,24 @@ def change_grid_figure(change, *, title: str, value_title: str) -> go.Figure:
     if values.size == 0:
         return nothing_to_draw(title, "no heads")
     n_layers, n_heads = values.shape
-    fig = go.Figure(
-        go.Heatmap(
-            z=values,
-            x=list(range(n_heads)),
-            y=list(range(n_layers)),
-            colorscale=SEQUENTIAL,
-            zmin=0,
-            colorbar=dict(title=dict(text=value_title)),
-            name=value_title,
-            hovertemplate="layer %{y}, head %{x}<br>" + value_title + ": %{z:.4g}<extra></extra>",
-        )
+    grid = dict(
+        type="heatmap",
+        z=values,
+        x=list(range(n_heads)),
+        y=list(range(n_layers)),
+        colorscale=plain.colorscale(SEQUENTIAL),
+        zmin=0,
+        colorbar=dict(title=dict(text=value_title)),
+        name=value_title,
+        hovertemplate="layer %{y}, head %{x}<br>" + value_title + ": %{z:.4g}<extra></extra>",
     )
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        xaxis=dict(title="head", tickmode="array", tickvals=list(range(n_heads))),
-        yaxis=dict(title="layer", tickmode="array", tickvals=list(range(n_layers)), autorange="reversed"),
+    layout = dict(
+        title=plain.title(title),
+        xaxis=dict(title=plain.title("head"), tickmode="array", tickvals=list(range(n_heads))),
+        yaxis=dict(title=plain.title("layer"), tickmode="array", tickvals=list(range(n_layers)), autorange="reversed"),
         height=int(160 + 34 * n_layers),
     )
-    return fig
+    return plain.figure([grid], layout)
 
 
 def diff_figure(difference, tokens: list[str], *, title: str) -> go.Figure:
@@ -251,21 +258,18 @@ def distribution_change_figure(tokens: list[str], before, after, *, title: str) 
         return nothing_to_draw(title, "no tokens")
     labels = [safe_label(t) for t in tokens]
     y = list(range(len(labels)))
-    fig = go.Figure(
-        [
-            go.Bar(x=[float(p) for p in before], y=y, orientation="h", name="model as trained", marker_color=PALETTE[0]),
-            go.Bar(x=[float(p) for p in after], y=y, orientation="h", name="heads knocked out", marker_color=PALETTE[5]),
-        ]
-    )
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
+    data = [
+        dict(type="bar", x=[float(p) for p in before], y=y, orientation="h", name="model as trained", marker=dict(color=PALETTE[0])),
+        dict(type="bar", x=[float(p) for p in after], y=y, orientation="h", name="heads knocked out", marker=dict(color=PALETTE[5])),
+    ]
+    layout = dict(
+        title=plain.title(title),
         barmode="group",
-        xaxis=dict(title="probability", range=[0, 1]),
+        xaxis=dict(title=plain.title("probability"), range=[0, 1]),
         yaxis=dict(tickmode="array", tickvals=y, ticktext=labels, autorange="reversed"),
         height=max(300, 80 + 40 * len(labels)),
     )
-    return fig
+    return plain.figure(data, layout)
 
 
 def cosine_by_layer_figure(cosines, *, title: str) -> go.Figure:
@@ -273,22 +277,20 @@ def cosine_by_layer_figure(cosines, *, title: str) -> go.Figure:
     values = [float(c) for c in cosines]
     if not values:
         return nothing_to_draw(title, "no layers")
-    fig = go.Figure(
-        go.Scatter(
-            x=list(range(len(values))),
-            y=values,
-            mode="lines+markers",
-            line=dict(color=PALETTE[5]),
-            name="cosine",
-            hovertemplate="after layer %{x}: %{y:.4f}<extra></extra>",
-        )
+    line = dict(
+        type="scatter",
+        x=list(range(len(values))),
+        y=values,
+        mode="lines+markers",
+        line=dict(color=PALETTE[5]),
+        name="cosine",
+        hovertemplate="after layer %{x}: %{y:.4f}<extra></extra>",
     )
     low = min(values)
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        xaxis=dict(title="layers run (0 = the input)", tickmode="array", tickvals=list(range(len(values)))),
-        yaxis=dict(title="cosine(before, after)", range=[min(low - 0.02, 0.9), 1.01]),
+    layout = dict(
+        title=plain.title(title),
+        xaxis=dict(title=plain.title("layers run (0 = the input)"), tickmode="array", tickvals=list(range(len(values)))),
+        yaxis=dict(title=plain.title("cosine(before, after)"), range=[min(low - 0.02, 0.9), 1.01]),
         height=340,
     )
-    return fig
+    return plain.figure([line], layout)

@@ -33,10 +33,14 @@ MAX_MARKED_SIDE = 40
 MAX_HOVER_CELLS = 20_000
 
 
-def _hover_text(query_labels: list[str], key_labels: list[str]) -> list[list[str]]:
-    """Per-cell hover text naming both tokens.  # [query_pos, key_pos]"""
-    keys = [f"key {k}: {label}" for k, label in enumerate(key_labels)]
-    return [[f"query {q}: {q_label}<br>{key}" for key in keys] for q, q_label in enumerate(query_labels)]
+def _hover_text(query_labels: list[str], key_labels: list[str]) -> np.ndarray:
+    """Per-cell hover text naming both tokens.  # [query_pos, key_pos]
+
+    A numpy array of strings, sent as the same nested lists: plotly copies a figure's data when it
+    builds it and again when it sends it, and one array is copied at once where n² strings one by one."""
+    keys = np.array([f"<br>key {k}: {label}" for k, label in enumerate(key_labels)])
+    queries = np.array([f"query {q}: {q_label}" for q, q_label in enumerate(query_labels)])
+    return np.char.add(queries[:, None], keys[None, :]) if len(queries) and len(keys) else np.empty((len(queries), len(keys)), dtype=str)
 
 
 def heatmap_trace(

@@ -15,7 +15,7 @@ sent to the browser changes.
 
 from __future__ import annotations
 
-import copy
+from copy import deepcopy
 from functools import lru_cache
 
 import plotly.graph_objects as go
@@ -63,6 +63,12 @@ def figure(data: list[dict], layout: dict, *, template: str = SCREEN_TEMPLATE) -
     return fig
 
 
+def copy(fig: go.Figure) -> go.Figure:
+    """A deep copy of ``fig`` that is not validated again (``go.Figure(fig)`` validates every property of
+    the copy, the template included: about 10 ms a figure). For a figure to add to (click targets)."""
+    return figure([trace.to_plotly_json() for trace in fig.data], fig.layout.to_plotly_json())
+
+
 @lru_cache(maxsize=32)
 def _grid(rows: int, cols: int, n_titles: int, options: tuple) -> tuple[dict, dict]:
     from plotly.subplots import make_subplots
@@ -82,7 +88,7 @@ def subplots(rows: int, cols: int, titles=(), **options) -> tuple[dict, dict]:
     The grid is made once per shape and options; the titles are filled in on a copy."""
     options = tuple(sorted((key, tuple(value) if isinstance(value, list) else value) for key, value in options.items()))
     layout, axes = _grid(rows, cols, len(titles), options)
-    layout = copy.deepcopy(layout)
+    layout = deepcopy(layout)
     for annotation, text in zip(layout.get("annotations", []), titles):
         annotation["text"] = text
     return layout, {cell: dict(refs) for cell, refs in axes.items()}

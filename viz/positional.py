@@ -15,20 +15,21 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
+from . import plain
 from ._common import as_float32, check_labels, finite_range, labels_meta, nothing_to_draw
 from .labels import position_labels, safe_label, tick_axis
-from .theme import DIVERGING, PALETTE, SCREEN_TEMPLATE
+from .theme import DIVERGING, PALETTE
 
 
-def _unit_heatmap(values: np.ndarray, colorbar_title: str, hover: str) -> go.Heatmap:
-    """A `[rows, cols]` heatmap of values in [-1, 1] on the diverging scale, white at 0."""
-    return go.Heatmap(
+def _unit_heatmap(values: np.ndarray, colorbar_title: str, hover: str) -> dict:
+    """A `[rows, cols]` heatmap of values in [-1, 1] on the diverging scale, white at 0 (plotly JSON)."""
+    return dict(
+        type="heatmap",
         z=values,
         x=np.arange(values.shape[1]),
         y=np.arange(values.shape[0]),
-        colorscale=DIVERGING,
+        colorscale=plain.colorscale(DIVERGING),
         zmin=-1.0,
         zmax=1.0,
         zmid=0.0,
@@ -38,7 +39,7 @@ def _unit_heatmap(values: np.ndarray, colorbar_title: str, hover: str) -> go.Hea
 
 
 def _position_axis_y() -> dict:
-    return dict(title="position", autorange="reversed", showgrid=False, zeroline=False)
+    return dict(title=plain.title("position"), autorange="reversed", showgrid=False, zeroline=False)
 
 
 def pe_heatmap(pe, *, title: str = "Positional encoding: one row per position") -> go.Figure:
@@ -51,14 +52,8 @@ def pe_heatmap(pe, *, title: str = "Positional encoding: one row per position") 
     n_positions, d_model = values.shape
     if values.size == 0:
         return nothing_to_draw(title, "no positions")
-    fig = go.Figure(_unit_heatmap(values, "value", "position %{y}<br>dim %{x}<br>value %{z:.3f}"))
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        xaxis=dict(title="dimension", showgrid=False, zeroline=False),
-        yaxis=_position_axis_y(),
-    )
-    return fig
+    layout = dict(title=plain.title(title), xaxis=dict(title=plain.title("dimension"), showgrid=False, zeroline=False), yaxis=_position_axis_y())
+    return plain.figure([_unit_heatmap(values, "value", "position %{y}<br>dim %{x}<br>value %{z:.3f}")], layout)
 
 
 def _dim_name(dim: int, sinusoidal: bool) -> str:
@@ -82,11 +77,12 @@ def pe_curves(pe, dims: list[int], *, sinusoidal: bool = True, title: str = "Sel
     if n_positions == 0 or not dims:
         return nothing_to_draw(title, "no positions" if n_positions == 0 else "no dimensions chosen")
     positions = np.arange(n_positions)
-    fig = go.Figure()
+    data = []
     for index, dim in enumerate(int(d) for d in dims):
         name = _dim_name(dim, sinusoidal)
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=positions,
                 y=values[:, dim],  # [n_positions]
                 mode="lines",
@@ -95,13 +91,7 @@ def pe_curves(pe, dims: list[int], *, sinusoidal: bool = True, title: str = "Sel
                 hovertemplate=f"{name}<br>position %{{x}}<br>value %{{y:.3f}}<extra></extra>",
             )
         )
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        xaxis=dict(title="position"),
-        yaxis=dict(title="value"),
-    )
-    return fig
+    return plain.figure(data, dict(title=plain.title(title), xaxis=dict(title=plain.title("position")), yaxis=dict(title=plain.title("value"))))
 
 
 def position_similarity_heatmap(sim, *, title: str = "Cosine similarity between position vectors") -> go.Figure:
@@ -115,22 +105,22 @@ def position_similarity_heatmap(sim, *, title: str = "Cosine similarity between 
     n_rows, n_cols = values.shape
     if values.size == 0:
         return nothing_to_draw(title, "no positions")
-    fig = go.Figure(_unit_heatmap(values, "cosine", "positions %{y} and %{x}<br>cosine %{z:.3f}"))
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        xaxis=dict(title="position", showgrid=False, zeroline=False, constrain="domain"),
-        yaxis=dict(
-            title="position",
-            autorange="reversed",
-            showgrid=False,
-            zeroline=False,
-            scaleanchor="x",
-            scaleratio=1,
-            constrain="domain",
+    return plain.figure(
+        [_unit_heatmap(values, "cosine", "positions %{y} and %{x}<br>cosine %{z:.3f}")],
+        dict(
+            title=plain.title(title),
+            xaxis=dict(title=plain.title("position"), showgrid=False, zeroline=False, constrain="domain"),
+            yaxis=dict(
+                title=plain.title("position"),
+                autorange="reversed",
+                showgrid=False,
+                zeroline=False,
+                scaleanchor="x",
+                scaleratio=1,
+                constrain="domain",
+            ),
         ),
     )
-    return fig
 
 
 def similarity_by_distance_figure(
@@ -150,14 +140,15 @@ def similarity_by_distance_figure(
     lines = {label: (distances, similarity), **(series or {})}
     if all(np.asarray(ys).size == 0 for _, ys in lines.values()):
         return nothing_to_draw(title, "no pairs of positions")
-    fig = go.Figure()
+    data = []
     for index, (name, (xs, ys)) in enumerate(lines.items()):
         xs = np.asarray(xs)
         ys = as_float32(ys, ndim=1, name=f"similarity of {name!r}")
         if xs.shape != ys.shape:
             raise ValueError(f"series {name!r}: {xs.shape[0]} distances, {ys.shape[0]} similarities")
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=xs,
                 y=ys,
                 mode="lines+markers",
@@ -167,13 +158,10 @@ def similarity_by_distance_figure(
                 hovertemplate="%{fullData.name}<br>distance %{x}<br>cosine %{y:.3f}<extra></extra>",
             )
         )
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        xaxis=dict(title="distance |i − j|", rangemode="tozero"),
-        yaxis=dict(title="mean cosine similarity"),
+    layout = dict(
+        title=plain.title(title), xaxis=dict(title=plain.title("distance |i − j|"), rangemode="tozero"), yaxis=dict(title=plain.title("mean cosine similarity"))
     )
-    return fig
+    return plain.figure(data, layout)
 
 
 def input_composition_figure(
@@ -201,35 +189,38 @@ def input_composition_figure(
     total = tokens + position  # [seq, d_model]
     token_labels = position_labels(check_labels(labels, n_tokens, "labels"))
     low, high = finite_range(tokens, position, total, symmetric=True)
+    colours = dict(colorscale=plain.colorscale(DIVERGING), cmin=low, cmax=high, cmid=0.0, colorbar=dict(title=dict(text="value", side="right")))
 
     panels = (("token embedding", tokens), ("+ positional encoding", position), ("= model input", total))
-    fig = make_subplots(rows=1, cols=3, subplot_titles=[name for name, _ in panels], horizontal_spacing=0.04)
+    data, layout = token_panel_row(panels, token_labels, coloraxes=["coloraxis"] * 3, title=title)
+    return plain.figure(data, {**layout, "coloraxis": colours})
+
+
+def token_panel_row(panels, token_labels: list[str], *, coloraxes: list[str], title: str) -> tuple[list[dict], dict]:
+    """Heatmaps of `[seq, d_model]` arrays side by side, rows the tokens (named on the first panel only),
+    as `make_subplots(1, len(panels))` would lay them out: (traces, layout)."""
+    layout, cells = plain.subplots(1, len(panels), titles=[name for name, _ in panels], horizontal_spacing=0.04)
+    n_tokens, d_model = panels[-1][1].shape
     text = [[label] * d_model for label in token_labels]
-    for col, (name, values) in enumerate(panels, start=1):
-        fig.add_trace(
-            go.Heatmap(
-                z=values,
+    data = []
+    for col, ((name, values), coloraxis) in enumerate(zip(panels, coloraxes), start=1):
+        data.append(
+            dict(
+                type="heatmap",
+                z=values[:n_tokens],
                 x=np.arange(d_model),
                 y=np.arange(n_tokens),
                 text=text,
-                coloraxis="coloraxis",
+                coloraxis=coloraxis,
                 name=name,
                 meta=labels_meta(None, token_labels),
                 hovertemplate=f"{name}<br>%{{text}} (position %{{y}})<br>dim %{{x}}: %{{z:.3f}}<extra></extra>",
-            ),
-            row=1,
-            col=col,
+                **cells[1, col],
+            )
         )
-        fig.update_yaxes(
-            dict(autorange="reversed", showgrid=False, zeroline=False, showticklabels=col == 1, **tick_axis(token_labels)),
-            row=1,
-            col=col,
-        )
-        fig.update_xaxes(title="dimension", showgrid=False, zeroline=False, row=1, col=col)
-    fig.update_yaxes(title="token", row=1, col=1)
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        coloraxis=dict(colorscale=DIVERGING, cmin=low, cmax=high, cmid=0.0, colorbar=dict(title=dict(text="value", side="right"))),
-    )
-    return fig
+        suffix = "" if col == 1 else str(col)
+        layout[f"yaxis{suffix}"].update(autorange="reversed", showgrid=False, zeroline=False, showticklabels=col == 1, **tick_axis(token_labels))
+        layout[f"xaxis{suffix}"].update(title=plain.title("dimension"), showgrid=False, zeroline=False)
+    layout["yaxis"]["title"] = plain.title("token")
+    layout["title"] = plain.title(title)
+    return data, layout

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from viz import plain
 from viz._common import labels_meta, nothing_to_draw
 from viz.labels import safe_label, tick_axis, ticks_for
-from viz.theme import SCREEN_TEMPLATE, SEQUENTIAL
+from viz.theme import SEQUENTIAL
 
 
 def next_token_figure(tokens: list[str], probabilities: list[float], *, title: str) -> go.Figure:
@@ -14,27 +15,25 @@ def next_token_figure(tokens: list[str], probabilities: list[float], *, title: s
     if not tokens:
         return nothing_to_draw(title, "no tokens")
     labels = [safe_label(t) for t in tokens]
-    fig = go.Figure(
-        go.Bar(
-            x=[float(p) for p in probabilities],
-            y=list(range(len(labels))),
-            orientation="h",
-            text=[f"{p:.1%}" for p in probabilities],
-            textposition="outside",
-            marker=dict(color=[float(p) for p in probabilities], colorscale=SEQUENTIAL, cmin=0, cmax=1),
-            hovertemplate="%{customdata}: %{x:.4f}<extra></extra>",
-            customdata=labels,
-            name="probability",
-        )
+    bars = dict(
+        type="bar",
+        x=[float(p) for p in probabilities],
+        y=list(range(len(labels))),
+        orientation="h",
+        text=[f"{p:.1%}" for p in probabilities],
+        textposition="outside",
+        marker=dict(color=[float(p) for p in probabilities], colorscale=plain.colorscale(SEQUENTIAL), cmin=0, cmax=1),
+        hovertemplate="%{customdata}: %{x:.4f}<extra></extra>",
+        customdata=labels,
+        name="probability",
     )
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        xaxis=dict(title="probability", range=[0, 1.08]),
-        yaxis=dict(title="next token", tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed"),
+    layout = dict(
+        title=plain.title(title),
+        xaxis=dict(title=plain.title("probability"), range=[0, 1.08]),
+        yaxis=dict(title=plain.title("next token"), tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed"),
         height=max(300, 60 + 28 * len(labels)),
     )
-    return fig
+    return plain.figure([bars], layout)
 
 
 LAST_ROW_AXIS_PX = 900  # the key axis of a 1280 px export, less the margins and the colour bar
@@ -45,25 +44,23 @@ def last_row_figure(rows, key_labels: list[str], row_labels: list[str], *, title
     if not len(key_labels) or not len(row_labels):
         return nothing_to_draw(title, "no tokens" if not len(key_labels) else "no heads")
     keys, last = [safe_label(k) for k in key_labels], len(key_labels) - 1
-    fig = go.Figure(
-        go.Heatmap(
-            z=rows,
-            x=list(range(len(key_labels))),
-            y=list(range(len(row_labels))),
-            colorscale=SEQUENTIAL,
-            zmin=0,
-            zmax=1,
-            colorbar=dict(title=dict(text="weight", side="right")),
-            hoverongaps=False,
-            name="last query",
-            meta=dict(labels_meta(keys, None), keep=[None, last]),  # the print theme re-thins the ticks from these
-        )
+    grid = dict(
+        type="heatmap",
+        z=rows,
+        x=list(range(len(key_labels))),
+        y=list(range(len(row_labels))),
+        colorscale=plain.colorscale(SEQUENTIAL),
+        zmin=0,
+        zmax=1,
+        colorbar=dict(title=dict(text="weight", side="right")),
+        hoverongaps=False,
+        name="last query",
+        meta=dict(labels_meta(keys, None), keep=[None, last]),  # the print theme re-thins the ticks from these
     )
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        xaxis=dict(title="key (attended to)", **tick_axis(keys, max_ticks=ticks_for(LAST_ROW_AXIS_PX), keep=last)),
-        yaxis=dict(tickmode="array", tickvals=list(range(len(row_labels))), ticktext=row_labels, autorange="reversed"),
+    layout = dict(
+        title=plain.title(title),
+        xaxis=dict(title=plain.title("key (attended to)"), **tick_axis(keys, max_ticks=ticks_for(LAST_ROW_AXIS_PX), keep=last)),
+        yaxis=dict(tickmode="array", tickvals=list(range(len(row_labels))), ticktext=list(row_labels), autorange="reversed"),
         height=max(260, 90 + 26 * len(row_labels)),
     )
-    return fig
+    return plain.figure([grid], layout)

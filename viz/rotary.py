@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from viz._common import as_float32, check_labels, finite_range, labels_meta, nothing_to_draw
-from viz.labels import position_labels, tick_axis
-from viz.theme import DIVERGING, SCREEN_TEMPLATE
+from viz import plain
+from viz._common import as_float32, check_labels, finite_range, nothing_to_draw
+from viz.labels import position_labels
+from viz.positional import token_panel_row
+from viz.theme import DIVERGING
 
 
 def rotary_angle_heatmap(angles, *, title: str = "Rotary: rotation angle of each dimension pair at each position") -> go.Figure:
@@ -17,41 +18,38 @@ def rotary_angle_heatmap(angles, *, title: str = "Rotary: rotation angle of each
     if values.size == 0:
         return nothing_to_draw(title, "no positions")
     wrapped = np.angle(np.exp(1j * values.astype(np.float64))).astype(np.float32)
-    fig = go.Figure(
-        go.Heatmap(
-            z=wrapped,
-            customdata=values,
-            x=np.arange(values.shape[1]),
-            y=np.arange(values.shape[0]),
-            colorscale="Twilight",
-            zmin=-np.pi,
-            zmax=np.pi,
-            colorbar=dict(title=dict(text="angle (rad)"), tickvals=[-np.pi, 0, np.pi], ticktext=["−π", "0", "π"]),
-            hovertemplate="position %{y}, pair %{x}<br>angle %{customdata:.3f} rad (wrapped %{z:.3f})<extra></extra>",
-        )
+    trace = dict(
+        type="heatmap",
+        z=wrapped,
+        customdata=values,
+        x=np.arange(values.shape[1]),
+        y=np.arange(values.shape[0]),
+        colorscale=plain.colorscale("Twilight"),
+        zmin=-np.pi,
+        zmax=np.pi,
+        colorbar=dict(title=dict(text="angle (rad)"), tickvals=[-np.pi, 0, np.pi], ticktext=["−π", "0", "π"]),
+        hovertemplate="position %{y}, pair %{x}<br>angle %{customdata:.3f} rad (wrapped %{z:.3f})<extra></extra>",
     )
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        xaxis=dict(title="dimension pair i (slow pairs to the right)", showgrid=False),
-        yaxis=dict(title="position", autorange="reversed", showgrid=False),
+    layout = dict(
+        title=plain.title(title),
+        xaxis=dict(title=plain.title("dimension pair i (slow pairs to the right)"), showgrid=False),
+        yaxis=dict(title=plain.title("position"), autorange="reversed", showgrid=False),
     )
-    return fig
+    return plain.figure([trace], layout)
 
 
 def rotary_distance_figure(distances, dots, *, label: str, title: str = "Rotary: q·k against the distance between query and key") -> go.Figure:
     """q·k of a rotated vector with itself, relative to distance 0 (1 = no change)."""
     x = as_float32(distances, ndim=1, name="distances")
     y = as_float32(dots, ndim=1, name="dots")
-    fig = go.Figure(go.Scatter(x=x, y=y, mode="lines", name=label, hovertemplate="distance %{x}: %{y:.3f}<extra></extra>"))
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        xaxis=dict(title="distance between query and key (positions)", rangemode="tozero"),
-        yaxis=dict(title="q·k relative to distance 0"),
+    trace = dict(type="scatter", x=x, y=y, mode="lines", name=label, hovertemplate="distance %{x}: %{y:.3f}<extra></extra>")
+    layout = dict(
+        title=plain.title(title),
+        xaxis=dict(title=plain.title("distance between query and key (positions)"), rangemode="tozero"),
+        yaxis=dict(title=plain.title("q·k relative to distance 0")),
         showlegend=True,
     )
-    return fig
+    return plain.figure([trace], layout)
 
 
 def input_recipe_figure(panels: list[tuple[str, object]], labels, *, title: str, separate_result: bool = False) -> go.Figure:
@@ -67,37 +65,18 @@ def input_recipe_figure(panels: list[tuple[str, object]], labels, *, title: str,
         return nothing_to_draw(title, "no tokens")
     token_labels = position_labels(check_labels(labels, n_tokens, "labels"))
     low, high = finite_range(*(arrays[:-1] if separate_result else arrays), symmetric=True)
-    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[name for name, _ in panels], horizontal_spacing=0.04)
-    text = [[label] * d_model for label in token_labels]
-    for col, ((name, _), values) in enumerate(zip(panels, arrays), start=1):
-        fig.add_trace(
-            go.Heatmap(
-                z=values[:n_tokens],
-                x=np.arange(d_model),
-                y=np.arange(n_tokens),
-                text=text,
-                coloraxis="coloraxis2" if separate_result and col == len(panels) else "coloraxis",
-                name=name,
-                meta=labels_meta(None, token_labels),
-                hovertemplate=f"{name}<br>%{{text}} (position %{{y}})<br>dim %{{x}}: %{{z:.3f}}<extra></extra>",
-            ),
-            row=1,
-            col=col,
-        )
-        fig.update_yaxes(dict(autorange="reversed", showgrid=False, zeroline=False, showticklabels=col == 1, **tick_axis(token_labels)), row=1, col=col)
-        fig.update_xaxes(title="dimension", showgrid=False, zeroline=False, row=1, col=col)
-    fig.update_yaxes(title="token", row=1, col=1)
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
-        coloraxis=dict(colorscale=DIVERGING, cmin=low, cmax=high, cmid=0.0, colorbar=dict(title=dict(text="value"))),
-    )
-    if separate_result:
+    result = "coloraxis2" if separate_result else "coloraxis"
+    named = list(zip([name for name, _ in panels], arrays))
+    data, layout = token_panel_row(named, token_labels, coloraxes=["coloraxis"] * (len(panels) - 1) + [result], title=title)
+    layout["coloraxis"] = dict(colorscale=plain.colorscale(DIVERGING), cmin=low, cmax=high, cmid=0.0, colorbar=dict(title=dict(text="value")))
+    if separate_result:  # two colour bars, one above the other: the terms', then the input's
         result_low, result_high = finite_range(arrays[-1], symmetric=True)
-        fig.update_layout(  # two colour bars, one above the other: the terms', then the input's
-            coloraxis=dict(colorbar=dict(title=dict(text="terms"), len=0.45, y=0.77, yanchor="middle")),
-            coloraxis2=dict(
-                colorscale=DIVERGING, cmin=result_low, cmax=result_high, cmid=0.0, colorbar=dict(title=dict(text="input"), len=0.45, y=0.23, yanchor="middle")
-            ),
+        layout["coloraxis"]["colorbar"].update(title=dict(text="terms"), len=0.45, y=0.77, yanchor="middle")
+        layout["coloraxis2"] = dict(
+            colorscale=plain.colorscale(DIVERGING),
+            cmin=result_low,
+            cmax=result_high,
+            cmid=0.0,
+            colorbar=dict(title=dict(text="input"), len=0.45, y=0.23, yanchor="middle"),
         )
-    return fig
+    return plain.figure(data, layout)

@@ -7,7 +7,8 @@ import math
 import plotly.graph_objects as go
 
 from viz._common import nothing_to_draw
-from viz.theme import PALETTE, SCREEN_TEMPLATE
+from viz import plain
+from viz.theme import PALETTE
 
 
 def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_d_k: int | None = None, title: str) -> go.Figure:
@@ -15,35 +16,34 @@ def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_
     the spread after dividing by √d_k (flat at 1). The chosen d_k and the model's own are marked."""
     if not dims:
         return nothing_to_draw(title, "no dimensions")
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=dims,
-            y=spreads,
+    data = [
+        dict(
+            type="scatter",
+            x=list(dims),
+            y=list(spreads),
             mode="markers",
             name="std of q·k (measured)",
             marker=dict(color=PALETTE[0], size=8),
             hovertemplate="d_k = %{x}<br>std = %{y:.3f}<extra></extra>",
-        )
-    )
-    fig.add_trace(go.Scatter(x=dims, y=[math.sqrt(d) for d in dims], mode="lines", name="√d_k", line=dict(color=PALETTE[1], dash="dash")))
-    fig.add_trace(
-        go.Scatter(
-            x=dims,
+        ),
+        dict(type="scatter", x=list(dims), y=[math.sqrt(d) for d in dims], mode="lines", name="√d_k", line=dict(color=PALETTE[1], dash="dash")),
+        dict(
+            type="scatter",
+            x=list(dims),
             y=[s / math.sqrt(d) for d, s in zip(dims, spreads)],
             mode="lines+markers",
             name="std of q·k / √d_k",
             line=dict(color=PALETTE[2]),
             marker=dict(size=5),
-        )
-    )
+        ),
+    ]
+    fig = plain.figure(data, {})
     marks = [(d_k, "chosen d_k", PALETTE[3])] + ([(model_d_k, "the model's d_k", PALETTE[4])] if model_d_k else [])
     for value, label, colour in marks:  # the line in data units; its label, an annotation, in log10 units on a log axis
         fig.add_vline(x=value, line=dict(color=colour, width=2))
         fig.add_annotation(x=math.log10(value), y=1, yref="paper", yanchor="bottom", xanchor="right", text=f"{label} = {value}", showarrow=False)
     powers = [2**p for p in range(0, 11, 2)]  # 1, 4, 16, … 1024
     fig.update_layout(
-        template=SCREEN_TEMPLATE,
         title=dict(text=title),
         xaxis=dict(
             title="d_k (size of one head)",
@@ -64,19 +64,17 @@ def softmax_row_figure(with_division: list[float], without_division: list[float]
     if not with_division:
         return nothing_to_draw(title, "no keys")
     keys = [f"key {i}" for i in range(len(with_division))]
-    fig = go.Figure(
-        [
-            go.Bar(x=keys, y=with_division, name="softmax(q·k / √d_k)", marker=dict(color=PALETTE[2]), hovertemplate="%{x}: %{y:.4f}<extra></extra>"),
-            go.Bar(x=keys, y=without_division, name="softmax(q·k), no division", marker=dict(color=PALETTE[1]), hovertemplate="%{x}: %{y:.4f}<extra></extra>"),
-        ]
-    )
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
+    hover = "%{x}: %{y:.4f}<extra></extra>"
+    data = [
+        dict(type="bar", x=keys, y=list(with_division), name="softmax(q·k / √d_k)", marker=dict(color=PALETTE[2]), hovertemplate=hover),
+        dict(type="bar", x=keys, y=list(without_division), name="softmax(q·k), no division", marker=dict(color=PALETTE[1]), hovertemplate=hover),
+    ]
+    layout = dict(
+        title=plain.title(title),
         barmode="group",
-        xaxis=dict(title="key"),
-        yaxis=dict(title="weight", range=[0, 1.05]),
+        xaxis=dict(title=plain.title("key")),
+        yaxis=dict(title=plain.title("weight"), range=[0, 1.05]),
         legend=dict(orientation="h", yanchor="bottom", y=-0.3),
         height=420,
     )
-    return fig
+    return plain.figure(data, layout)

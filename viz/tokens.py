@@ -18,9 +18,9 @@ import html
 
 import plotly.graph_objects as go
 
+from . import plain
 from ._common import DECORATION_META, nothing_to_draw
 from .labels import safe_label
-from .theme import SCREEN_TEMPLATE
 
 KINDS = {
     # kind: (legend name, colour from the Okabe-Ito palette)
@@ -70,7 +70,7 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
     ids = ["–" if r.get("id") is None else str(r["id"]) for r in rows]
     boxes = _layout_boxes(labels, row_width)
 
-    fig = go.Figure()
+    data = []
     for kind, (name, colour) in KINDS.items():
         members = [i for i, r in enumerate(rows) if r["kind"] == kind]
         if not members:
@@ -81,8 +81,9 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
             left, right, centre = boxes[i]
             xs += [left, right, right, left, left, None]
             ys += [centre - 0.6, centre - 0.6, centre + 0.6, centre + 0.6, centre - 0.6, None]
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=xs,
                 y=ys,
                 mode="lines",
@@ -92,11 +93,12 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
                 name=name,
                 legendgroup=kind,
                 hoverinfo="skip",
-                meta=DECORATION_META,
+                meta=dict(DECORATION_META),
             )
         )
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=[(boxes[i][0] + boxes[i][1]) / 2 for i in members],
                 y=[boxes[i][2] for i in members],
                 mode="text",
@@ -109,8 +111,9 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
                 showlegend=False,
             )
         )
-        fig.add_trace(
-            go.Scatter(
+        data.append(
+            dict(
+                type="scatter",
                 x=[(boxes[i][0] + boxes[i][1]) / 2 for i in members],
                 y=[boxes[i][2] - 1.05 for i in members],
                 mode="text",
@@ -125,9 +128,8 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
 
     n_rows = 1 + int(round(-min((b[2] for b in boxes), default=0.0) / ROW_HEIGHT))
     right = max((b[1] for b in boxes), default=row_width)
-    fig.update_layout(
-        template=SCREEN_TEMPLATE,
-        title=dict(text=title),
+    layout = dict(
+        title=plain.title(title),
         xaxis=dict(visible=False, range=[-0.5, max(right, row_width) + 0.5]),
         yaxis=dict(visible=False, range=[-(n_rows - 1) * ROW_HEIGHT - 1.5, 0.9]),
         height=120 + 75 * n_rows,
@@ -140,4 +142,4 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
             )
         ),
     )
-    return fig
+    return plain.figure(data, layout)

@@ -172,6 +172,7 @@ function createView(parent) {
         point_index: p.pointIndex !== undefined ? p.pointIndex : p.pointNumber,
         x: p.x,
         y: p.y,
+        customdata: p.customdata,
       }));
       view.send("click", { points });
     });
