@@ -84,7 +84,8 @@ def test_a_failing_preload_leaves_the_app_working():
         "at.switch_page('pages/3_Attention.py').run()\n"
         "state = preload.wait()\n"
         "charts = [e for e in at.get('bidi_component') if e.proto.component_name == 'attention_viz.chart']\n"
-        "print(json.dumps(dict(error=state['error'], done=state['done'], exceptions=[str(e.value) + str(e.stack_trace) for e in at.exception], charts=len(charts),\n"
+        "exceptions = [str(e.value) + str(e.stack_trace) for e in at.exception]\n"
+        "print(json.dumps(dict(error=state['error'], done=state['done'], exceptions=exceptions, charts=len(charts),\n"
         "    title=[t.value for t in at.title], subheaders=[s.value for s in at.subheader])))\n"
     )
     assert state["done"] and "no_such_module_for_this_test" in state["error"]
