@@ -107,6 +107,8 @@ function createView(parent) {
     shown: null, // version drawn
     wanted: null, // newest data
     drawing: false,
+    seen: false, // was in the page once
+    tries: 0,
     send: null,
     update(data) {
       if (!data) return;
@@ -124,6 +126,15 @@ function createView(parent) {
     },
     draw() {
       waiting.delete(view);
+      if (!box.isConnected) {
+        if (view.seen || ++view.tries > 50) observer.unobserve(box); // removed from the page: nothing to draw
+        else {
+          waiting.add(view); // not in the page yet: again when the browser is idle
+          drawOneWhenIdle();
+        }
+        return;
+      }
+      view.seen = true;
       const data = view.wanted;
       if (!data || view.shown === data.version) return;
       if (view.drawing) {
@@ -172,7 +183,7 @@ function createView(parent) {
         point_index: p.pointIndex !== undefined ? p.pointIndex : p.pointNumber,
         x: p.x,
         y: p.y,
-        customdata: p.customdata,
+        customdata: ArrayBuffer.isView(p.customdata) ? Array.from(p.customdata) : p.customdata,
       }));
       view.send("click", { points });
     });
