@@ -17,7 +17,7 @@ import pytest
 from plotly.subplots import make_subplots
 
 from model import load_model
-from viz import plain
+from viz import apply_print_theme, plain
 from viz.content import embeddings_page, next_token_page, positional_page, tokens_page
 from viz.content.attention import attention_figures, attention_selection
 from viz.content.heads import ablation_section, heads_page, ranking_section
@@ -73,6 +73,15 @@ def test_every_figure_of_every_page_is_sent_as_plotly_would_validate_it(view, to
     assert changed == []
 
 
+@pytest.mark.parametrize("view", ["default", "200 tokens (block means, focus window)"])
+def test_the_print_theme_of_every_page_is_sent_as_plotly_would_validate_it(view, toy):
+    """apply_print_theme restyles a figure's plotly JSON and builds it without validation too."""
+    printed = {name: apply_print_theme(fig) for name, fig in page_figures(VIEWS[view], toy).items()}
+    assert all(fig.layout.font.size == 18 for fig in printed.values())
+    changed = [name for name, fig in printed.items() if sent(fig) != sent(revalidated(fig))]
+    assert changed == []
+
+
 def test_the_scaling_lab_is_sent_as_plotly_would_validate_it():
     for name, fig in scaling_lab_page(64, 16).figures.items():
         assert sent(fig) == sent(revalidated(fig)), name
@@ -125,3 +134,19 @@ def test_a_plain_copy_sends_what_a_validated_copy_does_and_is_a_copy(toy):
         copied.add_trace(go.Scatter(x=[0], y=[0]))
         copied.update_layout(clickmode="event+select")
         assert len(fig.data) == len(copied.data) - 1 and fig.layout.clickmode is None, name
+
+
+def test_the_value_norm_panels_name_tokens_in_hover_only_up_to_the_attention_pages_limit():
+    """Like the Attention page's figures: hover text per cell up to MAX_HOVER_CELLS cells a panel."""
+    from viz.heads import value_norm_figure
+    from viz.heatmap import MAX_HOVER_CELLS
+
+    for n in (8, 200):
+        labels = [f"w{i}" for i in range(n)]
+        fig = value_norm_figure(np.full((n, n), 1 / n), np.ones((n, n)), labels, title="t")
+        named = n * n <= MAX_HOVER_CELLS
+        for trace in fig.data:
+            assert (trace.text is not None) == named, n
+            assert ("query %{y}<br>key %{x}" in trace.hovertemplate) != named, n
+        if named:
+            assert fig.data[0].text[3][5] == "query 3: w3<br>key 5: w5"

@@ -32,8 +32,8 @@ def meta_labels(trace, letter: str, n: int) -> list[str] | None:
 
 
 def is_decoration(trace) -> bool:
-    """Whether a trace was marked as decoration with ``DECORATION_META``."""
-    meta = getattr(trace, "meta", None)
+    """Whether a trace (an object or its plotly JSON) was marked as decoration with ``DECORATION_META``."""
+    meta = trace.get("meta") if isinstance(trace, dict) else getattr(trace, "meta", None)
     return isinstance(meta, dict) and meta.get("role") == DECORATION_META["role"]
 
 

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from . import plain
 from ._common import as_float32, check_labels, nothing_to_draw
-from .heatmap import attention_heatmap, heatmap_trace, matrix_axes
+from .heatmap import MAX_HOVER_CELLS, attention_heatmap, heatmap_trace, matrix_axes
 from .labels import position_labels, safe_label
 from .theme import MASK_COLOR, PALETTE, SEQUENTIAL
 
@@ -122,7 +122,10 @@ def flow_figure(rollout_row, flow_row, tokens: list[str], *, title: str) -> go.F
 
 
 def value_norm_figure(pattern, weighted, tokens: list[str], *, title: str, masked=None) -> go.Figure:
-    """α_ij (left) beside ‖α_ij·f(x_j)‖ (right) for one head; each panel has its own scale."""
+    """α_ij (left) beside ‖α_ij·f(x_j)‖ (right) for one head; each panel has its own scale.
+
+    Hover names both tokens up to MAX_HOVER_CELLS cells a panel, positions beyond (as on the Attention
+    page: a text per cell was 2 × 262,144 strings at 512 tokens)."""
     alpha = as_float32(pattern, ndim=2, name="pattern")
     norms = as_float32(weighted, ndim=2, name="weighted")
     if alpha.size == 0:
@@ -131,9 +134,19 @@ def value_norm_figure(pattern, weighted, tokens: list[str], *, title: str, maske
         alpha[np.asarray(masked, dtype=bool)] = np.nan
         norms[np.asarray(masked, dtype=bool)] = np.nan
     labels = position_labels(check_labels(tokens, alpha.shape[0], "tokens"))
+    named = alpha.size <= MAX_HOVER_CELLS  # hover text names the tokens
     layout, cells = plain.subplots(1, 2, titles=("weight α_ij", "what is sent ‖α_ij · f(x_j)‖"), horizontal_spacing=0.14)
     weight = heatmap_trace(
-        alpha, labels, labels, value_name="α", colorscale=SEQUENTIAL, zmin=0, zmax=1, colorbar=dict(title=dict(text="α"), x=0.43), name="weight"
+        alpha,
+        labels,
+        labels,
+        value_name="α",
+        colorscale=SEQUENTIAL,
+        zmin=0,
+        zmax=1,
+        colorbar=dict(title=dict(text="α"), x=0.43),
+        name="weight",
+        with_tokens=named,
     )
     data = [
         {**weight, **cells[1, 1]},
@@ -147,6 +160,7 @@ def value_norm_figure(pattern, weighted, tokens: list[str], *, title: str, maske
                 zmin=0,
                 colorbar=dict(title=dict(text="norm"), x=1.0),
                 name="value-weighted norm",
+                with_tokens=named,
             ),
             **cells[1, 2],
         },

@@ -91,31 +91,39 @@ def _bump(size, minimum: int) -> int:
     return max(int(size or 0), minimum)
 
 
-def _rethin_ticks(fig: go.Figure, growth: float) -> None:
+def _rethin_ticks(data: list[dict], layout: dict, growth: float) -> None:
     """Show fewer token labels on axes whose font grows by ``growth``, keeping the chosen token.
 
     Works on axes of heatmaps that carry their full label lists in ``meta`` (see
     ``viz._common.labels_meta``): the same pixels hold ``1 / growth`` as many labels.
+    ``data`` and ``layout`` are a figure's plotly JSON, changed in place.
     """
     done = set()
-    for trace in fig.data:
-        meta = trace.meta if isinstance(trace.meta, dict) else None
-        if trace.type != "heatmap" or meta is None:
+    for trace in data:
+        meta = trace.get("meta") if isinstance(trace.get("meta"), dict) else None
+        if trace.get("type") != "heatmap" or meta is None:
             continue
         keep = meta.get("keep") or [None, None]
-        for letter, ref, kept in (("x", trace.xaxis, keep[1]), ("y", trace.yaxis, keep[0])):
+        for letter, ref, kept in (("x", trace.get("xaxis"), keep[1]), ("y", trace.get("yaxis"), keep[0])):
             labels = meta.get(f"{letter}_labels")
             name = f"{letter}axis{(ref or letter)[1:]}"
-            axis = fig.layout[name]
+            axis = layout.get(name, {})
             if name in done:
                 continue
             done.add(name)
-            if labels is None or axis.tickmode != "array" or axis.tickvals is None or len(labels) < 2:
+            if labels is None or axis.get("tickmode") != "array" or axis.get("tickvals") is None or len(labels) < 2:
                 continue
-            shown = len(axis.tickvals)
+            shown = len(axis["tickvals"])
             positions = tick_positions(len(labels), max(2, int(shown / growth)), kept)
-            axis.tickvals = positions
-            axis.ticktext = [short_label(labels[i]) for i in positions]
+            axis["tickvals"] = positions
+            axis["ticktext"] = [short_label(labels[i]) for i in positions]
+
+
+def _at(parent: dict, *path: str) -> dict:
+    """The dict at ``parent[path[0]][path[1]]…``, made empty where it is missing."""
+    for key in path:
+        parent = parent.setdefault(key, {})
+    return parent
 
 
 def apply_print_theme(fig: go.Figure) -> go.Figure:
@@ -126,56 +134,66 @@ def apply_print_theme(fig: go.Figure) -> go.Figure:
     midpoint or a named diverging scale) reversed RdBu. Heatmap figures keep
     their grey plot background, because that grey is what marks masked
     cells. A fixed figure height grows by 30 % to make room for the fonts.
+
+    The copy is restyled as plotly JSON and built once (see ``viz.plain``): setting each font through
+    plotly's validated objects took 30–60 ms a figure, paid by every new view in the print theme.
     """
-    out = go.Figure(fig)
-    if out.layout.height:
-        out.layout.height = int(out.layout.height * PRINT_HEIGHT_FACTOR)
-    has_heatmap = any(trace.type == "heatmap" for trace in out.data)
+    from . import plain
 
-    out.update_layout(
-        template="plotly_white",
-        paper_bgcolor="white",
-        plot_bgcolor=MASK_COLOR if has_heatmap else "white",
-        font=dict(size=PRINT_FONT_SIZE, color="black"),
-        title_font=dict(size=PRINT_TITLE_SIZE),
-    )
+    data = [trace.to_plotly_json() for trace in fig.data]  # copies
+    layout = fig.layout.to_plotly_json()
+    if layout.get("height"):
+        layout["height"] = int(layout["height"] * PRINT_HEIGHT_FACTOR)
+    has_heatmap = any(trace["type"] == "heatmap" for trace in data)
 
-    _rethin_ticks(out, PRINT_TICK_SIZE / 12)
-    for name in [key for key in out.layout if key.startswith(("xaxis", "yaxis"))]:
-        axis = out.layout[name]
-        axis.tickfont = dict(size=PRINT_TICK_SIZE, color="black")
-        axis.title.font = dict(size=PRINT_FONT_SIZE, color="black")
+    layout["template"] = plain.template_json("plotly_white")
+    layout["paper_bgcolor"] = "white"
+    layout["plot_bgcolor"] = MASK_COLOR if has_heatmap else "white"
+    _at(layout, "font").update(size=PRINT_FONT_SIZE, color="black")
+    _at(layout, "title", "font").update(size=PRINT_TITLE_SIZE)
 
-    place_point_labels(out, PRINT_FONT_SIZE)
-    for trace in out.data:
+    _rethin_ticks(data, layout, PRINT_TICK_SIZE / 12)
+    axes = dict.fromkeys(["xaxis", "yaxis", *(key for key in layout if key.startswith(("xaxis", "yaxis")))])
+    for name in axes:
+        axis = _at(layout, name)
+        axis["tickfont"] = dict(size=PRINT_TICK_SIZE, color="black")
+        _at(axis, "title")["font"] = dict(size=PRINT_FONT_SIZE, color="black")
+
+    for trace in data:
         if is_decoration(trace):
             continue
-        if trace.type == "heatmap" and not trace.coloraxis:
-            trace.colorscale = _print_scale(trace.colorscale, trace.zmid)
-        if trace.type == "scatter":
-            if trace.mode and "lines" in trace.mode:
-                trace.line.width = max(trace.line.width or 0, PRINT_LINE_WIDTH)
-            if trace.mode and "text" in trace.mode:
-                trace.textfont.size = _bump(trace.textfont.size, PRINT_FONT_SIZE)
-        if trace.type == "bar":
-            trace.marker.line.width = max(trace.marker.line.width or 0, 1)
+        if trace["type"] == "heatmap" and not trace.get("coloraxis"):
+            trace["colorscale"] = plain.colorscale(_print_scale(trace.get("colorscale"), trace.get("zmid")))
+        mode = trace.get("mode")
+        if trace["type"] == "scatter":
+            if mode and "lines" in mode:
+                line = _at(trace, "line")
+                line["width"] = max(line.get("width") or 0, PRINT_LINE_WIDTH)
+            if mode and "text" in mode:
+                font = _at(trace, "textfont")
+                font["size"] = _bump(font.get("size"), PRINT_FONT_SIZE)
+        if trace["type"] == "bar":
+            line = _at(trace, "marker", "line")
+            line["width"] = max(line.get("width") or 0, 1)
 
-    for name in [key for key in out.layout if key.startswith("coloraxis")]:
-        axis = out.layout[name]
-        axis.colorscale = _print_scale(axis.colorscale, axis.cmid)
-        axis.colorbar.tickfont = dict(size=PRINT_TICK_SIZE, color="black")
-        axis.colorbar.title.font = dict(size=PRINT_FONT_SIZE, color="black")
-    for trace in out.data:
-        if trace.type == "heatmap" and not trace.coloraxis:
-            trace.colorbar.tickfont = dict(size=PRINT_TICK_SIZE, color="black")
-            trace.colorbar.title.font = dict(size=PRINT_FONT_SIZE, color="black")
+    for name in dict.fromkeys(["coloraxis", *(key for key in layout if key.startswith("coloraxis"))]):
+        axis = _at(layout, name)
+        axis["colorscale"] = plain.colorscale(_print_scale(axis.get("colorscale"), axis.get("cmid")))
+        _at(axis, "colorbar")["tickfont"] = dict(size=PRINT_TICK_SIZE, color="black")
+        _at(axis, "colorbar", "title")["font"] = dict(size=PRINT_FONT_SIZE, color="black")
+    for trace in data:
+        if trace["type"] == "heatmap" and not trace.get("coloraxis"):
+            _at(trace, "colorbar")["tickfont"] = dict(size=PRINT_TICK_SIZE, color="black")
+            _at(trace, "colorbar", "title")["font"] = dict(size=PRINT_FONT_SIZE, color="black")
 
-    for annotation in out.layout.annotations:
-        annotation.font.size = _bump(annotation.font.size, PRINT_FONT_SIZE)
-        if annotation.showarrow:
-            annotation.arrowwidth = max(annotation.arrowwidth or 0, 2)
+    for annotation in layout.get("annotations", []):
+        font = _at(annotation, "font")
+        font["size"] = _bump(font.get("size"), PRINT_FONT_SIZE)
+        if annotation.get("showarrow"):
+            annotation["arrowwidth"] = max(annotation.get("arrowwidth") or 0, 2)
 
-    for shape in out.layout.shapes:
-        shape.line.width = max(shape.line.width or 0, 2)
+    for shape in layout.get("shapes", []):
+        line = _at(shape, "line")
+        line["width"] = max(line.get("width") or 0, 2)
 
-    return out
+    return place_point_labels(plain.figure(data, layout), PRINT_FONT_SIZE)
