@@ -390,6 +390,11 @@ def class_words(n: int) -> list[str]:
     return words[:n]
 
 
+def words_shown(tokens: list[str]) -> set[str]:
+    """The words of a sentence from the head view's tokens (sub-word pieces, a space shown as ␣)."""
+    return set("".join(tokens).replace("␣", " ").split())
+
+
 async def _student(browser, base: str, word: str, delay: float, flips: int, others: set[str]) -> dict:
     await asyncio.sleep(delay)
     result = dict(word=word, first_chart_s=None, flips=[], no_change=0, saw_others=[], errors=0, missing_own=False, failure=None)
@@ -418,9 +423,12 @@ async def _student(browser, base: str, word: str, delay: float, flips: int, othe
             else:
                 result["no_change"] += 1
             await asyncio.sleep(1.0)  # a student looks at the chart before the next click
-        ticks = await page.locator(f"{CHART} .xtick text").evaluate_all("els => els.map(e => e.textContent)")
-        result["missing_own"] = word not in ticks
-        result["saw_others"] = sorted(set(ticks) & others)
+        # the words of the sentence shown: the head view lists every token (a chart's axis may skip some),
+        # sub-word pieces with their spaces shown as ␣, so joined they give the text back
+        tokens = await page.locator(".hv-q .hv-tok").evaluate_all("els => els.map(e => e.textContent)")
+        seen = words_shown(tokens)
+        result["missing_own"] = word not in seen
+        result["saw_others"] = sorted(seen & others)
         result["errors"] = await page.locator(ERRORS).count()
     except Exception as error:  # a wait ran out: counted, not fatal for the run
         result["failure"] = f"{error.__class__.__name__}: {str(error).splitlines()[0][:160]}"

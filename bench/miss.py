@@ -5,7 +5,9 @@ turns each into the JSON the browser receives. This prints, per page and input s
 the CPU seconds of that work in this process (median of `--repeats` runs, each on a model run of its own
 temperature, so that nothing is reused) against issue 19's target of 0.05 s of server CPU, beside the
 wall-clock time and the load average (on a loaded machine the wall clock grows, the CPU time much less).
-The model's forward pass is timed apart: it is not the page's work.
+The model's forward pass is timed apart: it is not the page's work. torch runs on as many threads as in
+the app (`ui.view.torch_threads`: 1 unless ATTENTION_VIZ_TORCH_THREADS says): with two, the idle thread's
+spinning doubled the CPU of a miss at 16 tokens.
 """
 
 from __future__ import annotations
@@ -97,12 +99,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown page(s) {bad}; choose from {', '.join(PAGES)}")
     repeats = max(1, min(args.repeats, len(TEMPERATURES)))
 
+    import torch
+
     from bench.browser import texts_of_tokens
     from model import load_model
+    from ui.view import torch_threads
 
+    torch.set_num_threads(torch_threads())  # as the app's process does
     model = load_model("toy")
     texts = texts_of_tokens("toy", sizes)
-    print(f"cache miss per page, toy model: CPU seconds, median of {repeats} new views; target {TARGET_S} s (issue 19)")
+    print(
+        f"cache miss per page, toy model: CPU seconds, median of {repeats} new views; target {TARGET_S} s (issue 19); torch threads {torch.get_num_threads()}"
+    )
     print(f"{'tokens':>6}  {'page':<11} {'figures':>8} {'to_json':>8} {'CPU':>8} {'wall':>8}  {'n':>3}  verdict   load")
     for size in sizes:
         forward = forward_s(model, texts[size])

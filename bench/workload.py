@@ -1,7 +1,7 @@
 """What the benchmark runs: the two models, inputs of exactly N tokens, and each page's server work.
 
 Each page's work is the page function the app calls (`viz.content`), without Streamlit: the figures
-it returns are what `st.plotly_chart` serialises and sends.
+it returns are what the chart component (ui/chart.py) is sent, as plotly JSON.
 """
 
 from __future__ import annotations

@@ -58,6 +58,13 @@ def test_browser_options_from_the_command_line():
         parse(["--browser", "--only", "forward"])
 
 
+def test_a_students_words_are_read_back_from_the_pieces_of_the_head_view():
+    from bench.browser import words_shown
+
+    assert words_shown(["the", "␣al", "so", "␣sat", "␣on", "␣the", "␣mat", "␣."]) == {"the", "also", "sat", "on", "mat", "."}
+    assert "also" not in words_shown(["the", "␣al", "␣so"])  # two words, not one
+
+
 def test_the_class_has_distinct_words_outside_the_shared_sentence():
     words = class_words(40)
     assert len(set(words)) == 40 and set(words) <= set(TOY_WORDS)

@@ -3,9 +3,9 @@
 `st.plotly_chart` gives a chart a new identity whenever its figure changes, so the browser remounts it
 and draws it from scratch, twice (again once its width is known). With eight charts on the Attention
 page that was about 1.2 s of the browser's main thread per toggle at 16 tokens (CDP profile, quiet
-machine), where the server had sent every change within 0.22 s. This component keeps its chart,
-calls `Plotly.react`, and draws a chart outside the window when it scrolls into view or the browser is
-idle. It uses the plotly.js that Streamlit's frontend ships (its chart chunk), so nothing is fetched
+machine), where the server had sent every change within 0.22 s. This component keeps its chart and
+calls `Plotly.react`; a chart outside the window is drawn after the ones in it have been painted, or when
+it scrolls into view, or before printing. It uses the plotly.js that Streamlit's frontend ships (its chart chunk), so nothing is fetched
 from elsewhere; the chart looks as in a standalone export (the figure's own template).
 """
 

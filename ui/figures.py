@@ -100,7 +100,7 @@ def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_clic
     figure, the model and the settings (two views never share a file name).
 
     `on_click(selection)`: run when a point of the chart is clicked, with the selection in the shape of
-    `st.plotly_chart`'s ({"points": [{"curve_number", "point_index", "x", "y"}]})."""
+    `st.plotly_chart`'s ({"points": [{"curve_number", "point_index", "x", "y", "customdata"}]})."""
     fig = themed(fig)
     st.session_state.setdefault(REGISTRY, {})[figure_id] = fig
     name = stamped_stem(figure_id, about_view())

@@ -2,7 +2,8 @@
 
 plotly.js reports no selection for clicks on a heatmap, but it does for scatter points; a layer of
 invisible markers makes each cell (each tile of the all-heads overview) a point the app can read
-back from `st.plotly_chart(..., on_select="rerun")`. The markers carry the decoration role, so CSV
+back from a click on the chart (ui/chart.py sends the selection in the shape that
+`st.plotly_chart(..., on_select="rerun")` gives). The markers carry the decoration role, so CSV
 exports leave them out, and no hover of their own, so the heatmap's hover text still shows.
 """
 
@@ -68,7 +69,7 @@ def _points(selection) -> list[dict]:
 
 
 def clicked_cell(selection, fig: go.Figure) -> tuple[int, int] | None:
-    """(query, key) of a clicked cell target of `fig`, from `st.plotly_chart`'s selection."""
+    """(query, key) of a clicked cell target of `fig`, from a click's selection ({"points": [...]})."""
     for point in _points(selection):
         curve = point.get("curve_number")
         if curve is not None and curve < len(fig.data) and fig.data[curve].name == CELL_TARGET:

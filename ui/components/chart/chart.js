@@ -2,13 +2,14 @@
 // figure changes (its identity includes the figure), so every toggle drew every changed chart from
 // scratch, each one twice (once more when its width was known): about 1.2 s of the browser's main
 // thread per toggle for the Attention page at 16 tokens. Here the chart keeps its div and calls
-// Plotly.react, which redraws only what changed, and a chart outside the window waits: it is drawn
-// when it scrolls into view, when the browser is idle, or before printing, so the chart the user is
-// looking at changes first.
+// Plotly.react, which redraws only what changed. A chart outside the window waits: it is drawn once the
+// charts in the window have been painted (one chart per task, so input is handled between them), when
+// it scrolls into view, or before printing. The chart the user is looking at changes first.
 //
 // Data (ui/chart.py, bytes): a line of JSON, then the figure as plotly JSON. The line holds version
-// (changes with the figure), config (plotly's config: the camera button's file name and scale), width ("stretch" or "content"),
-// height (pixels), clickable, plotly (the file name of Streamlit's chart chunk). Trigger sent back: click {points: [{curve_number, point_index, x, y}]},
+// (changes with the figure), config (plotly's config: the camera button's file name and scale),
+// width ("stretch" or "content"), height (pixels), clickable, and plotly (the file name of Streamlit's
+// chart chunk). Trigger sent back: click {points: [{curve_number, point_index, x, y, customdata}]},
 // the shape of Streamlit's own chart selection, so the same Python code reads both.
 
 export default function chart(component) {
@@ -54,18 +55,21 @@ function loadPlotly(name) {
 }
 
 const waiting = new Set(); // views whose newest figure is not drawn yet, outside the window
-let idleScheduled = false;
+let scheduled = false;
 
-function drawOneWhenIdle() {
-  if (idleScheduled || !waiting.size) return;
-  idleScheduled = true;
-  const idle = window.requestIdleCallback || ((f) => setTimeout(() => f({ timeRemaining: () => 10 }), 50));
-  idle(() => {
-    idleScheduled = false;
-    const next = waiting.values().next().value; // one chart per idle period: input stays responsive
-    if (next) next.draw();
-    drawOneWhenIdle();
-  }, { timeout: 2000 });
+function drawTheRestSoon() {
+  // after the next paint (the chart in the window shows first), one waiting chart per task, so that a
+  // click or a key between two drawings is handled at once
+  if (scheduled || !waiting.size) return;
+  scheduled = true;
+  requestAnimationFrame(() =>
+    setTimeout(() => {
+      scheduled = false;
+      const next = waiting.values().next().value;
+      if (next) next.draw();
+      drawTheRestSoon();
+    }, 0),
+  );
 }
 
 function drawAllNow() {
@@ -107,6 +111,8 @@ function createView(parent) {
     shown: null, // version drawn
     wanted: null, // newest data
     drawing: false,
+    seen: false, // was in the page once
+    tries: 0,
     send: null,
     update(data) {
       if (!data) return;
@@ -119,11 +125,20 @@ function createView(parent) {
       if (view.visible || view.shown === null && isNearWindow(box)) view.draw();
       else {
         waiting.add(view);
-        drawOneWhenIdle();
+        drawTheRestSoon();
       }
     },
     draw() {
       waiting.delete(view);
+      if (!box.isConnected) {
+        if (view.seen || ++view.tries > 50) observer.unobserve(box); // removed from the page: nothing to draw
+        else {
+          waiting.add(view); // not in the page yet: again soon
+          drawTheRestSoon();
+        }
+        return;
+      }
+      view.seen = true;
       const data = view.wanted;
       if (!data || view.shown === data.version) return;
       if (view.drawing) {
@@ -172,7 +187,7 @@ function createView(parent) {
         point_index: p.pointIndex !== undefined ? p.pointIndex : p.pointNumber,
         x: p.x,
         y: p.y,
-        customdata: p.customdata,
+        customdata: ArrayBuffer.isView(p.customdata) ? Array.from(p.customdata) : p.customdata,
       }));
       view.send("click", { points });
     });
