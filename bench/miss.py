@@ -62,7 +62,7 @@ def miss_times(model, text: str, pages: tuple[str, ...], repeats: int) -> dict[s
             content = builders[page](settings, trace)
             t1 = time.process_time()
             for figure in content.figures.values():
-                figure.to_json()  # what ui.figures.plotly_json makes once per figure
+                figure.to_json()  # what ui.figures.sent_to_browser makes once per figure
             t2, w2 = time.process_time(), time.perf_counter()
             rows.append((t1 - t0, t2 - t1, w2 - w0, len(content.figures)))
         out[page] = dict(

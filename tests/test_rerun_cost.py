@@ -33,16 +33,16 @@ class CountingFigure(go.Figure):
 
 def test_a_figure_is_converted_once_however_often_it_is_shown():
     from ui.chart import chart_data, read_chart_data
-    from ui.figures import made_once, plotly_json
+    from ui.figures import made_once, sent_to_browser
 
     fig = CountingFigure(go.Heatmap(z=[[0.25, 0.75], [1.0, 0.0]], name="pattern"))
-    first = plotly_json(fig)
-    assert plotly_json(fig) is first and fig.conversions == 1
-    about, sent = read_chart_data(chart_data(fig, first, {"displaylogo": False}, clickable=False))
+    first = sent_to_browser(fig, {"displaylogo": False}, clickable=False, variant=("name", 2, False))
+    assert sent_to_browser(fig, {"displaylogo": False}, clickable=False, variant=("name", 2, False)) is first and fig.conversions == 1
+    about, sent = read_chart_data(first)
     assert decode(sent["data"][0]["z"]).tolist() == [[0.25, 0.75], [1.0, 0.0]]
     assert about["height"] == 450 and about["width"] == "stretch" and not about["clickable"]
     changed = CountingFigure(go.Heatmap(z=[[0.25, 0.75], [0.0, 1.0]], name="pattern"))
-    assert read_chart_data(chart_data(changed, plotly_json(changed), {}, clickable=False))[0]["version"] != about["version"]
+    assert read_chart_data(chart_data(changed, changed.to_json(), {}, clickable=False))[0]["version"] != about["version"]
     made = []
     for variant in ((2, 0), (2, 0), (3, 1), (2, 0)):  # only the latest variant is kept
         made_once(fig, "clickable", lambda v=variant: made.append(v) or len(made), variant=variant)
@@ -97,7 +97,7 @@ def test_pinning_a_token_or_choosing_a_cell_builds_no_figure_again(monkeypatch):
 
 
 def test_every_chart_sent_equals_its_figure(monkeypatch):
-    """The JSON made once (ui.figures.plotly_json) is what the browser gets: same traces, same numbers."""
+    """The bytes made once (ui.figures.sent_to_browser) are what the browser gets: same traces, same numbers."""
     from model import load_model
     from viz.content import Settings, attention_page, run_model
 

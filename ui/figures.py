@@ -47,9 +47,10 @@ def made_once(fig: go.Figure, what: str, make: Callable[[], T], variant=None) ->
     return entry[1]
 
 
-def plotly_json(fig: go.Figure) -> str:
-    """The figure as plotly JSON, as the browser receives it, made once per figure object."""
-    return made_once(fig, "json", fig.to_json)
+def sent_to_browser(fig: go.Figure, config: dict, *, clickable: bool, variant) -> bytes:
+    """What the chart component is sent for `fig` (its plotly JSON and how to draw it), made once per
+    figure object and `variant`. The JSON text itself is not kept: the bytes hold it."""
+    return made_once(fig, "chart", lambda: chart_data(fig, fig.to_json(), config, clickable=clickable), variant=variant)
 
 
 def start_view() -> None:
@@ -107,7 +108,7 @@ def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_clic
     scale, clickable = _png_scale(), on_click is not None
     config = plotly_config(name, scale=scale)
     # drawn by ui/chart.py, updated in place; the dict is made once per figure and view
-    data = made_once(fig, "chart", lambda: chart_data(fig, plotly_json(fig), config, clickable=clickable), variant=(name, scale, clickable))
+    data = sent_to_browser(fig, config, clickable=clickable, variant=(name, scale, clickable))
     draw_chart(data, key=chart_key(figure_id), on_click=on_click)
     if not exports:
         return
