@@ -18,7 +18,13 @@ def decode(values):
 
 def chart_elements(at):
     """The charts of a run: our chart component (ui/chart.py) draws every figure."""
-    return [element for element in at.get("bidi_component") if element.proto.component_name == "attention_viz.chart"]
+    from ui.chart import EARLY_KEY
+
+    return [
+        element
+        for element in at.get("bidi_component")
+        if element.proto.component_name == "attention_viz.chart" and EARLY_KEY not in element.proto.id  # not the element that loads plotly.js early
+    ]
 
 
 def chart_about(element) -> dict:

@@ -8,7 +8,7 @@ preload.wait()
 
 import streamlit as st
 
-from ui.plotly_early import load_plotly_early
+from ui.chart import load_plotly_early
 from ui.content_cache import attention_content, page_content
 from ui.figures import download_all, show_figure, start_view
 from ui.lesson_view import active_lesson, lesson_box

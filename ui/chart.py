@@ -59,6 +59,18 @@ def read_chart_data(data: bytes) -> tuple[dict, dict]:
     return json.loads(about), json.loads(spec)
 
 
+EARLY_KEY = "av_plotly_early"  # chart.css hides its element
+
+
+def load_plotly_early() -> None:
+    """A hidden chart element at the top of every page that only loads plotly.js: on a cold start the chart
+    component fetched Streamlit's 4.7 MB chunk only when the first chart's data arrived, then spent ~2 s
+    evaluating it and drawing (CDP timeline, load ~6); started at once, first chart data → drawn went
+    from 3.6–4.8 s to 1.1–1.4 s. Nothing when the chunk was not found."""
+    if PLOTLY_CHUNK:
+        _component(key=EARLY_KEY, data=json.dumps({"preload": True, "plotly": PLOTLY_CHUNK}).encode("utf-8") + b"\n")
+
+
 def draw_chart(data: bytes, *, key: str, on_click: Callable[[dict], None] | None = None) -> None:
     """Draw the chart described by `data` (`chart_data`); `on_click(selection)` runs on a click, with
     the selection in the shape of `st.plotly_chart`'s ({"points": [{"curve_number", "point_index", "x", "y", "customdata"}]})."""

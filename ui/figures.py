@@ -11,7 +11,6 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.chart import chart_data, draw_chart
-
 from viz import apply_print_theme
 from viz.content.settings import to_query
 from viz.export import (
@@ -29,7 +28,7 @@ from viz.export.names import stamped_stem
 
 REGISTRY = "_figures_of_view"
 ABOUT = "_about_of_view"  # {"about": describe(...)} of the view shown, kept current by fragment reruns
-MADE = "_attention_viz_made"  # on a figure object: what was derived from it once (themed copy, JSON, chart data, clickable copy)
+MADE = "_attention_viz_made"  # on a figure object: what was derived from it once (themed copy, the chart's bytes, clickable copy)
 T = TypeVar("T")
 
 
@@ -107,7 +106,7 @@ def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_clic
     name = stamped_stem(figure_id, about_view())
     scale, clickable = _png_scale(), on_click is not None
     config = plotly_config(name, scale=scale)
-    # drawn by ui/chart.py, updated in place; the dict is made once per figure and view
+    # drawn by ui/chart.py, updated in place; what it is sent is made once per figure and view
     data = sent_to_browser(fig, config, clickable=clickable, variant=(name, scale, clickable))
     draw_chart(data, key=chart_key(figure_id), on_click=on_click)
     if not exports:

@@ -14,13 +14,20 @@
 
 export default function chart(component) {
   const { data, parentElement } = component;
+  const about = read(data);
+  if (about && about.preload) {
+    // the hidden element at the top of every page (ui/chart.py, load_plotly_early): plotly.js is fetched
+    // and evaluated while the server still builds the page, before the first chart's data arrives
+    loadPlotly(about.plotly).catch(() => {});
+    return;
+  }
   let view = parentElement.__chart;
   if (!view) {
     view = createView(parentElement);
     parentElement.__chart = view;
   }
   view.send = component.setTriggerValue;
-  view.update(read(data));
+  view.update(about);
   // no cleanup function: Streamlit calls it at once when newer data arrives while this call loads
 }
 
