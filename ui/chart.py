@@ -42,8 +42,9 @@ def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool) -> b
     then the spec. Bytes, made once per figure: Streamlit sends bytes as they are, where a dict would be
     serialised twice on every run (once sorted, for the element's identity)."""
     spec_bytes = spec.encode("utf-8")
+    drawn_with = json.dumps([config, clickable], sort_keys=True).encode("utf-8")  # a new file name or PNG scale redraws too
     about = {
-        "version": hashlib.blake2b(spec_bytes, digest_size=8).hexdigest() + ("c" if clickable else ""),
+        "version": hashlib.blake2b(spec_bytes + drawn_with, digest_size=8).hexdigest(),
         "config": config,
         "width": "content" if fig.layout.width else "stretch",
         "height": int(fig.layout.height or DEFAULT_HEIGHT),
