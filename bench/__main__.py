@@ -11,7 +11,7 @@ import sys
 
 from bench import MODELS
 from bench.report import format_report, write_json
-from bench.browser import BROWSER_PARTS, BrowserOptions, format_browser_report, run_browser
+from bench.browser import BROWSER_PARTS, CLASS_FRONTS, BrowserOptions, format_browser_report, run_browser
 from bench.run import PARTS, Options, machine, main_sizes, run
 
 
@@ -26,6 +26,9 @@ def parse(argv: list[str] | None = None) -> tuple[Options, str | None]:
     parser.add_argument("--models", help="toy, distilbert or both (default both); with --browser: toy, minilm, smollm2")
     parser.add_argument("--browser", action="store_true", help=f"measure in chromium instead: {', '.join(BROWSER_PARTS)}")
     parser.add_argument("--class-size", type=int, default=40, help="--browser: students in the class run (default 40)")
+    parser.add_argument(
+        "--class-front", choices=CLASS_FRONTS, default="nginx", help="--browser: the class reaches one app process through nginx (default) or directly"
+    )
     parser.add_argument("--skip", default="", help=f"parts to leave out, comma-separated: {', '.join(PARTS)}")
     parser.add_argument("--only", default="", help="run only these parts, comma-separated")
     parser.add_argument("--repeats", type=int, help="measured runs per toggle / page (median); forward/trace get 5/3 of it")
@@ -85,6 +88,7 @@ def browser_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         options.class_size = args.class_size
     if args.repeats:
         options.repeats = args.repeats
+    options.class_front = args.class_front
     return options
 
 

@@ -167,6 +167,53 @@ class Server:
         Path(self.log.name).unlink(missing_ok=True)
 
 
+class BalancedServer:
+    """One app process behind nginx (deploy.serve.Cluster, as `make serve N=1` runs it): nginx serves the
+    frontend's files, the app process the rest. Its CPU is the app process's plus nginx's (master and
+    workers), so that moving work to nginx is not counted as saved."""
+
+    def __init__(self):
+        from deploy.serve import Cluster
+
+        self.cluster = Cluster(1).start()
+        self.url = self.cluster.url
+        self.app_port = self.cluster.backend_ports[0]
+
+    @property
+    def pid(self) -> int:
+        return self.cluster.pid_of(self.app_port)
+
+    def nginx_pids(self) -> list[int]:
+        master = self.cluster.nginx.pid
+        workers = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == master:
+                        workers.append(int(entry.name))
+                except (OSError, ValueError, IndexError):
+                    continue
+        return [master, *workers]
+
+    def nginx_cpu(self) -> float:
+        total = 0.0
+        for pid in self.nginx_pids():
+            try:
+                total += cpu_seconds(pid)
+            except OSError:
+                continue
+        return total
+
+    def cpu(self) -> float:
+        return cpu_seconds(self.pid) + self.nginx_cpu()
+
+    def exceptions(self) -> list[str]:
+        return [line for line in self.cluster.app_log(self.app_port).splitlines() if re.search(r"Traceback|Exception|Error:", line)]
+
+    def stop(self) -> None:
+        self.cluster.stop()
+
+
 def texts_of_tokens(model_name: str, sizes: tuple[int, ...]) -> dict[int, str]:
     """For each size, a sentence the model reads as exactly that many tokens (special tokens included)."""
     from model import load_model
@@ -449,11 +496,17 @@ async def _class(base: str, size: int, flips: int, spacing_s: float) -> list[dic
             await browser.close()
 
 
-def measure_class(size: int = 40, flips: int = 5, spacing_s: float = 1.0, log=print) -> dict:
-    server = Server()
+CLASS_FRONTS = ("nginx", "direct")  # behind nginx (deploy.serve, which serves the frontend's files) or streamlit alone
+
+
+def measure_class(size: int = 40, flips: int = 5, spacing_s: float = 1.0, log=print, front: str = "nginx") -> dict:
+    if front not in CLASS_FRONTS:
+        raise ValueError(f"front {front!r}: one of {CLASS_FRONTS}")
+    server = BalancedServer() if front == "nginx" else Server()
     try:
         asyncio.run(_class(server.url, 1, 1, 0))  # warm-up: the model loads once per server
         pid = server.pid
+        nginx0 = server.nginx_cpu() if front == "nginx" else 0.0
         rss0, cpu0, peak = rss_mb(pid), server.cpu(), 0.0
         load0 = load_average()
         t = time.monotonic()
@@ -470,12 +523,15 @@ def measure_class(size: int = 40, flips: int = 5, spacing_s: float = 1.0, log=pr
         asyncio.run(with_memory_watch())
         wall = time.monotonic() - t
         cpu = server.cpu() - cpu0
+        nginx_cpu = server.nginx_cpu() - nginx0 if front == "nginx" else 0.0
         students = loop_result
         actions = size * (1 + flips)
         flips_all = [f for s in students for f in s["flips"]]
         result = dict(
             students=size,
             flips_each=flips,
+            front=front,
+            nginx_cpu_s=nginx_cpu,
             wall_s=wall,
             load_average_before=load0,
             load_average_after=load_average(),
@@ -513,6 +569,7 @@ class BrowserOptions:
     parts: tuple[str, ...] = ("toggles", "pages", "png", "coldstart", "class")
     class_size: int = 40
     class_flips: int = 5
+    class_front: str = "nginx"
     log: object = field(default=sys.stderr, repr=False)
 
 
@@ -564,8 +621,8 @@ def run_browser(options: BrowserOptions) -> dict:
         say("cold start → first chart")
         results["cold_start"] = dict(cold_start(), load_average=load_average())
     if "class" in options.parts:
-        say(f"class of {options.class_size}, one joining a second, {options.class_flips} scaling flips each")
-        results["class"] = measure_class(options.class_size, options.class_flips, log=say)
+        say(f"class of {options.class_size}, one joining a second, {options.class_flips} scaling flips each, {options.class_front}")
+        results["class"] = measure_class(options.class_size, options.class_flips, log=say, front=options.class_front)
     results["load_average_end"] = load_average()
     return results
 
@@ -641,12 +698,15 @@ def format_browser_report(results: dict) -> str:
             )
     if "class" in results:
         c = results["class"]
+        nginx_part = f" (nginx {c['nginx_cpu_s']:.1f} s of it)" if c.get("front") == "nginx" else ""
         lines += [
-            f"  class of {c['students']} (one joining a second, {c['flips_each']} scaling flips each), wall {c['wall_s']:.0f} s, "
+            f"  class of {c['students']} (one joining a second, {c['flips_each']} scaling flips each; "
+            f"{'one app process behind nginx, which serves the frontend' if c.get('front') == 'nginx' else 'streamlit alone'}), wall {c['wall_s']:.0f} s, "
             f"load average {c['load_average_before']} → {c['load_average_after']}:",
             f"    first chart {_fmt(c['first_chart'])}",
             f"    toggle → chart changed {_fmt(c['toggle_changed'])}",
-            f"    server CPU {c['server_cpu_s']:.1f} s, {c['cpu_per_action']:.3f} s per action (page loads included) "
+            f"    server CPU {c['server_cpu_s']:.1f} s{nginx_part}, "
+            f"{c['cpu_per_action']:.3f} s per action (page loads included) "
             f"[{_verdict(c['cpu_per_action'], TARGETS['class_cpu_per_action'])}]",
             f"    server memory {c['memory_before_mb']:.0f} MB → peak {c['memory_peak_mb']:.0f} MB, growth {c['memory_growth_mb']:.0f} MB "
             f"[{_verdict(c['memory_growth_mb'], TARGETS['class_memory_growth_mb'])}]",

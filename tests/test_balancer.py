@@ -32,7 +32,7 @@ def ports_of(cluster, cookie, since=0):
     nginx logs a request when it ends, so a websocket shows up when it closes; the health and
     host-config requests a tab makes before it (re)opens its websocket show up at once.
     """
-    return [r["port"] for r in cluster.access_log()[since:] if r["key"] == cookie and r["status"] == "200"]
+    return [r["port"] for r in cluster.access_log()[since:] if r["key"] == cookie and r["status"] == "200" and r["port"] is not None]
 
 
 def test_sticky_sessions_both_processes_serve_and_failover_restores_the_view():
@@ -57,9 +57,12 @@ def test_sticky_sessions_both_processes_serve_and_failover_restores_the_view():
                 if len(sessions) >= 2 and served == set(cluster.backend_ports):
                     break
             log = cluster.access_log()
-            by_session = {c: {r["port"] for r in log if r["key"] == c} for _, _, c in sessions}
+            by_session = {c: {r["port"] for r in log if r["key"] == c and r["port"] is not None} for _, _, c in sessions}
             assert all(len(ports) == 1 for ports in by_session.values()), by_session  # sticky: one process each
             assert set().union(*by_session.values()) == set(cluster.backend_ports)  # both processes serve
+            # the frontend's files came from nginx itself (no process named), none through an app process
+            static = [r for r in log if r["uri"].startswith("/static/")]
+            assert len(static) > 50 and all(r["port"] is None and r["status"] in ("200", "304") for r in static), static[:3]
 
             # A user on the first process changes the view (scaling off): it goes into the link.
             victim = cluster.backend_ports[0]

@@ -5,6 +5,8 @@ import pytest
 
 from bench.__main__ import parse
 from bench.browser import (
+    BalancedServer,
+    cpu_seconds,
     monitored_page,
     TARGETS,
     BrowserOptions,
@@ -52,6 +54,8 @@ def test_browser_options_from_the_command_line():
     options, _ = parse(["--browser", "--sizes", "16,512", "--models", "toy", "--only", "toggles,class", "--class-size", "12"])
     assert isinstance(options, BrowserOptions)
     assert (options.sizes, options.models, options.parts, options.class_size) == ((16, 512), ("toy",), ("toggles", "class"), 12)
+    assert options.class_front == "nginx"  # the class goes through nginx unless told otherwise
+    assert parse(["--browser", "--class-front", "direct"])[0].class_front == "direct"
     quick, _ = parse(["--browser", "--quick"])
     assert quick.sizes == (16,) and quick.repeats == 1 and "coldstart" not in quick.parts
     with pytest.raises(SystemExit):
@@ -86,3 +90,33 @@ def test_a_toggle_measured_in_chromium_changes_the_chart_and_costs_server_cpu():
     assert 0 < row["changed"]["median"] <= row["settled"]["median"] < 60
     assert row["cpu_s"] > 0 and row["cpu_new_view_s"] > 0 and row["cpu_seen_s"] is not None
     assert rows["errors"] == 0
+
+
+def test_behind_nginx_the_server_cpu_counts_nginx_too_and_nginx_serves_the_frontend():
+    import urllib.request
+
+    from deploy.serve import streamlit_frontend
+
+    server = BalancedServer()
+    try:
+        pids = server.nginx_pids()
+        assert len(pids) >= 2 and pids[0] == server.cluster.nginx.pid  # the master and its worker(s)
+        nginx_before = server.nginx_cpu()
+        chunk = next(streamlit_frontend().glob("js/PlotlyChart.*.js"))  # the largest file, 4.7 MB
+        for _ in range(20):
+            with urllib.request.urlopen(f"{server.url}/static/js/{chunk.name}") as answer:
+                assert answer.read() == chunk.read_bytes()
+        sent = [row for row in server.cluster.access_log() if row["uri"] == f"/static/js/{chunk.name}"]
+        assert len(sent) == 20 and all(row["port"] is None for row in sent)  # nginx sent them, no app process
+        assert server.cpu() >= cpu_seconds(server.pid) + server.nginx_cpu() - 0.02
+        assert server.nginx_cpu() >= nginx_before
+    finally:
+        server.stop()
+
+
+def test_the_class_report_says_how_the_class_reached_the_server():
+    c = dict(students=2, flips_each=1, front="nginx", nginx_cpu_s=0.4, wall_s=10, load_average_before=[1, 1, 1], load_average_after=[1, 1, 1])
+    c.update(first_chart=summary([1.0]), toggle_changed=summary([0.3]), server_cpu_s=1.2, cpu_per_action=0.3, memory_before_mb=300)
+    c.update(memory_peak_mb=320, memory_growth_mb=20, saw_others=[], missing_own=[], error_boxes=0, flips_without_change=0, failures=[], server_exceptions=[])
+    text = format_browser_report(dict(class_=None, **{"class": c}))
+    assert "one app process behind nginx" in text and "server CPU 1.2 s (nginx 0.4 s of it), 0.300 s per action" in text

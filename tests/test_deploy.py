@@ -3,7 +3,9 @@
 import tomllib
 
 from conftest import ROOT
-from deploy.serve import Cluster, render
+import gzip
+
+from deploy.serve import Cluster, prepare_static, render, streamlit_frontend
 
 
 def front_matter() -> dict:
@@ -31,6 +33,29 @@ def test_nginx_configuration_hashes_a_sticky_cookie_onto_every_process(tmp_path)
     assert "hash $sticky_key consistent;" in text and "app_backend=$sticky_key" in text
     assert "proxy_set_header Upgrade $http_upgrade;" in text  # the websocket passes through
     assert "@" not in text.replace("$", "")  # every placeholder filled
+    static = text.split("location /static/ {", 1)[1].split("\n        }\n", 1)[0]
+    assert f"alias {tmp_path / 'static'}/;" in static and "gzip_static on;" in static and "proxy_pass" not in static  # nginx serves the frontend
+    assert "text/javascript js mjs;" in static  # the browser runs module scripts only with a JavaScript type
+
+
+def test_the_frontend_folder_links_every_file_and_gzips_the_text_ones(tmp_path):
+    source = tmp_path / "frontend"
+    (source / "js").mkdir(parents=True)
+    (source / "media").mkdir()
+    script = b"export const x = 1;\n" * 500
+    (source / "js" / "index.abc123.js").write_bytes(script)
+    (source / "media" / "font.woff2").write_bytes(b"wOF2" + bytes(100))
+    target = prepare_static(tmp_path / "run", source)
+    assert (target / "js" / "index.abc123.js").read_bytes() == script
+    assert all(path.stat().st_mode & 0o004 for path in target.rglob("*"))  # nginx's workers (another user) may read them
+    packed = (target / "js" / "index.abc123.js.gz").read_bytes()
+    assert gzip.decompress(packed) == script and len(packed) < len(script) / 10
+    assert (target / "media" / "font.woff2").exists() and not (target / "media" / "font.woff2.gz").exists()  # compressed already
+    assert prepare_static(tmp_path / "run", source) == target  # a second call finds everything in place
+
+
+def test_the_frontend_folder_is_the_installed_streamlits():
+    assert any(streamlit_frontend().glob("js/index.*.js")), streamlit_frontend()
 
 
 def test_access_log_rows_name_the_process_that_answered(tmp_path):
