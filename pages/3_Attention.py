@@ -1,80 +1,82 @@
 import streamlit as st
 
-from ui import ATTENTION, FIGURES, SENTENCE, attention_content, download_all, guarded, key, md, open_head_box, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, SENTENCE, attention_content, guarded, key, md, open_head_box, page, show, show_notices, show_table
 from ui.head_view import attention_head_view, clicks_rerun_only, show_clickable_overview, show_clickable_stages, worked_example_picker
 from viz.content.common import FULL_RESOLUTION
 
 COLOURS = {"fixed": "0 to 1 (comparable)", "own": "0 to the figure's largest weight"}
 
-context = page("Attention", ":material/grid_on:", (SENTENCE, ATTENTION, FIGURES))
-trace, s = context.trace, context.settings
-st.markdown(
-    "Each token asks a **query** (q) and offers a **key** (k). Their dot product says how well they match; "
-    "dividing by √d_k keeps those scores in a range where the softmax still spreads its attention; the mask "
-    "removes keys a query must not see; the softmax turns each row into weights that sum to 1. "
-    "Below, every step of the layer and heads chosen in the sidebar, for the sentence shown."
-)
 
-with guarded():
-    content = attention_content(s, trace, model=context.model)
-    d_k, head, labels, n = (content.values[name] for name in ("d_k", "head", "labels", "n_tokens"))
-    left, middle, right = st.columns(3)
-    left.radio("Colour of the weights", ["fixed", "own"], key=key("pattern_colour"), format_func=COLOURS.get, horizontal=True)
-    middle.toggle(f"Also hide {', '.join(f'“{md(t)}”' for t in content.values['sinks'])} and renormalise", key=key("sinks"))
-    if len(labels) > FULL_RESOLUTION:
-        right.selectbox(
-            "Focus window around", [-1, *range(len(labels))], key=key("focus"), format_func=lambda i: "the middle" if i < 0 else f"{i}: {labels[i]}"
+def body(context):
+    trace, s = context.trace, context.settings
+    st.markdown(
+        "Each token asks a **query** (q) and offers a **key** (k). Their dot product says how well they match; "
+        "dividing by √d_k keeps those scores in a range where the softmax still spreads its attention; the mask "
+        "removes keys a query must not see; the softmax turns each row into weights that sum to 1. "
+        "Below, every step of the layer and heads chosen in the sidebar, for the sentence shown."
+    )
+
+    with guarded():
+        content = attention_content(s, trace, model=context.model)
+        d_k, head, labels, n = (content.values[name] for name in ("d_k", "head", "labels", "n_tokens"))
+        left, middle, right = st.columns(3)
+        left.radio("Colour of the weights", ["fixed", "own"], key=key("pattern_colour"), format_func=COLOURS.get, horizontal=True)
+        middle.toggle(f"Also hide {', '.join(f'“{md(t)}”' for t in content.values['sinks'])} and renormalise", key=key("sinks"))
+        if len(labels) > FULL_RESOLUTION:
+            right.selectbox(
+                "Focus window around", [-1, *range(len(labels))], key=key("focus"), format_func=lambda i: "the middle" if i < 0 else f"{i}: {labels[i]}"
+            )
+        columns = st.columns([2, 3, 4, 4])
+        columns[0].latex(r"S = Q K^{\top}")
+        columns[1].latex(r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if s.scaling else r"S' = S \;\text{(unscaled)}")
+        columns[2].latex(r"S''_{ij} = \begin{cases} S'_{ij} & j \text{ allowed} \\ -\infty & j \text{ masked} \end{cases}")
+        columns[3].latex(r"A = \mathrm{softmax}(S''/T),\ T = %g" % s.temperature)
+
+        def clicked_part(content):  # a click on a token, a cell or "Word level" reruns only this part
+            for h in s.heads:
+                if show_clickable_stages(content, f"stages-L{s.layer}-H{h}"):
+                    st.caption("Click a cell of the softmax panel for its worked example below.")
+                show_notices(content, f"long-input-H{h}")
+                for extra in ("focus", "renormalised"):
+                    if f"{extra}-L{s.layer}-H{h}" in content.figures:
+                        show(content, f"{extra}-L{s.layer}-H{h}")
+                show_notices(content, f"fully-masked-H{h}")
+            attention_head_view(content)
+            st.subheader("A worked example")
+            if n:
+                query, key_token = worked_example_picker(content)
+                show_table(content, "worked-example")
+                st.caption(f"Head {head}, layer {s.layer}: “{md(labels[query])}” gives weight {content.values['weight']:.4f} to “{md(labels[key_token])}”.")
+            show_notices(content, "worked-example")
+
+        clicks_rerun_only(clicked_part, s, trace, context.model)
+        st.subheader("Why divide by √d_k?")
+        st.markdown(
+            f"Without scaling, dot products of {d_k}-dimensional vectors grow with d_k, and the softmax of large "
+            "numbers puts almost all weight on one key. Compare the two patterns and how peaked each row is: "
+            "**entropy** (bits, higher = spread out) and the **largest weight** of the row."
         )
-    columns = st.columns([2, 3, 4, 4])
-    columns[0].latex(r"S = Q K^{\top}")
-    columns[1].latex(r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if s.scaling else r"S' = S \;\text{(unscaled)}")
-    columns[2].latex(r"S''_{ij} = \begin{cases} S'_{ij} & j \text{ allowed} \\ -\infty & j \text{ masked} \end{cases}")
-    columns[3].latex(r"A = \mathrm{softmax}(S''/T),\ T = %g" % s.temperature)
+        left, right = st.columns(2)
+        with left:
+            show(content, f"softmax-scaled-L{s.layer}-H{head}")
+        with right:
+            show(content, f"softmax-unscaled-L{s.layer}-H{head}")
+        show(content, f"row-stats-L{s.layer}-H{head}")
+        st.page_link("pages/8_Scaling_lab.py", label="What would happen with d_k = 512? Try any d_k in the scaling lab", icon=":material/science:")
 
-    def clicked_part(content):  # a click on a token, a cell or "Word level" reruns only this part
-        for h in s.heads:
-            if show_clickable_stages(content, f"stages-L{s.layer}-H{h}"):
-                st.caption("Click a cell of the softmax panel for its worked example below.")
-            show_notices(content, f"long-input-H{h}")
-            for extra in ("focus", "renormalised"):
-                if f"{extra}-L{s.layer}-H{h}" in content.figures:
-                    show(content, f"{extra}-L{s.layer}-H{h}")
-            show_notices(content, f"fully-masked-H{h}")
-        attention_head_view(content)
-        st.subheader("A worked example")
-        if n:
-            query, key_token = worked_example_picker(content)
-            show_table(content, "worked-example")
-            st.caption(f"Head {head}, layer {s.layer}: “{md(labels[query])}” gives weight {content.values['weight']:.4f} to “{md(labels[key_token])}”.")
-        show_notices(content, "worked-example")
+        st.subheader("After the softmax: the values")
+        st.markdown(
+            "Each query row of **z = A · V** is the pattern's weighted average of the keys' value vectors. The heads' z are "
+            "laid side by side and multiplied by **W_O**: that is what the layer adds to each token."
+        )
+        for figure_id in [*(f"value-step-L{s.layer}-H{h}" for h in s.heads), f"output-step-L{s.layer}"]:
+            if figure_id in content.figures:
+                show(content, figure_id)
 
-    clicks_rerun_only(clicked_part, s, trace, context.model)
-    st.subheader("Why divide by √d_k?")
-    st.markdown(
-        f"Without scaling, dot products of {d_k}-dimensional vectors grow with d_k, and the softmax of large "
-        "numbers puts almost all weight on one key. Compare the two patterns and how peaked each row is: "
-        "**entropy** (bits, higher = spread out) and the **largest weight** of the row."
-    )
-    left, right = st.columns(2)
-    with left:
-        show(content, f"softmax-scaled-L{s.layer}-H{head}")
-    with right:
-        show(content, f"softmax-unscaled-L{s.layer}-H{head}")
-    show(content, f"row-stats-L{s.layer}-H{head}")
-    st.page_link("pages/8_Scaling_lab.py", label="What would happen with d_k = 512? Try any d_k in the scaling lab", icon=":material/science:")
+        st.subheader("Every head of every layer")
+        st.markdown("Small multiples of the softmax pattern; large inputs are averaged into blocks. Click a tile to open that layer and head above.")
+        show_clickable_overview(content)
+        open_head_box(content.values["head_options"])
 
-    st.subheader("After the softmax: the values")
-    st.markdown(
-        "Each query row of **z = A · V** is the pattern's weighted average of the keys' value vectors. The heads' z are "
-        "laid side by side and multiplied by **W_O**: that is what the layer adds to each token."
-    )
-    for figure_id in [*(f"value-step-L{s.layer}-H{h}" for h in s.heads), f"output-step-L{s.layer}"]:
-        if figure_id in content.figures:
-            show(content, figure_id)
 
-    st.subheader("Every head of every layer")
-    st.markdown("Small multiples of the softmax pattern; large inputs are averaged into blocks. Click a tile to open that layer and head above.")
-    show_clickable_overview(content)
-    open_head_box(content.values["head_options"])
-
-download_all("attention")
+page("Attention", ":material/grid_on:", (SENTENCE, ATTENTION, FIGURES), body)

@@ -266,3 +266,58 @@ def test_the_app_runs_torch_on_one_thread_unless_told_otherwise():
     env = {k: v for k, v in os.environ.items() if k != "ATTENTION_VIZ_TORCH_THREADS"}
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert done.stdout.split()[-1] == "1"  # applied when the app's glue is imported
+
+
+def _sent_elements(payloads) -> list[str]:
+    """The kinds of element (page_link, bidi_component, …) in the delta messages of websocket frames."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    kinds = []
+    for payload in payloads:
+        if not isinstance(payload, bytes):
+            continue
+        message = ForwardMsg.FromString(payload)
+        if message.WhichOneof("type") == "delta" and message.delta.WhichOneof("type") == "new_element":
+            kinds.append(message.delta.new_element.WhichOneof("type"))
+    return kinds
+
+
+@pytest.mark.browser
+def test_an_attention_control_reruns_the_view_not_the_page_links_text_box_or_model_box():
+    """The controls after the model box and the page's body are one fragment (ui.page with `body`): flipping
+    the scaling toggle sends the charts again, but not the page links, the text box or the model box; a
+    change of the sentences reruns everything."""
+    from conftest import chromium, streamlit_server
+
+    with streamlit_server("app.py") as (url, _), chromium() as browser:
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        frames = []
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(frame)))
+        page.goto(f"{url}/Attention?text=The+cat+sat+on+the+mat.")
+        page.wait_for_selector(".js-plotly-plot .xtick text", timeout=90_000)
+        _quiet(page, frames)
+        loaded = _sent_elements(frames)
+        assert loaded.count("page_link") >= 10 and "text_area" in loaded  # the first run draws the whole page
+
+        frames.clear()
+        page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
+        page.wait_for_function("() => location.search.includes('scale=0')", timeout=30_000)
+        _quiet(page, frames)
+        toggled = _sent_elements(frames)
+        assert toggled.count("bidi_component") >= 5  # the charts came again (drawn in place, ui/chart.py)
+        from ui import PAGES
+
+        assert toggled.count("page_link") == loaded.count("page_link") - len(PAGES)  # not the sidebar's links (the body has its own)
+        assert "text_area" not in toggled and toggled.count("selectbox") < loaded.count("selectbox")
+        assert len(toggled) < len(loaded) - 12, (len(toggled), len(loaded))
+        assert "scaling off" in page.locator(".js-plotly-plot").first.evaluate("gd => gd.layout.title.text")
+        assert page.get_by_text("what-if").count() >= 1  # the badge, drawn by the fragment, says the run is not the model's own
+
+        frames.clear()
+        page.locator("[data-testid=stTextArea] textarea").fill("The dog sat on the mat.")
+        page.locator("[data-testid=stTextArea] textarea").press("Control+Enter")
+        page.wait_for_function("() => location.search.includes('dog')", timeout=30_000)
+        _quiet(page, frames)
+        assert _sent_elements(frames).count("page_link") >= 10  # a new sentence reruns the page
+        assert "scaling off" in page.locator(".js-plotly-plot").first.evaluate("gd => gd.layout.title.text")  # and keeps the toggle
+        assert page.locator("[data-testid=stException], [data-testid=stAlertContentError]").count() == 0

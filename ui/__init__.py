@@ -6,6 +6,8 @@ from deploy import preload
 # browser loads the frontend: wait for it before importing them here (at once without the launcher).
 preload.wait()
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from ui.chart import load_plotly_early
@@ -16,7 +18,7 @@ from ui.heads import open_clicked_head
 from ui.layout import open_head_box, show, show_notices, show_table
 from ui.style import stylesheet
 from ui.text import md
-from ui.view import PageContext, apply_settings, guarded, key, presentation_bar, sidebar
+from ui.view import FRESH, PageContext, Sidebar, apply_settings, draw_rest, guarded, key, presentation_bar, rest_of_the_view, sidebar
 
 SENTENCE, ATTENTION, FIGURES = "sentence", "attention", "figures"  # sidebar controls a page asks for
 
@@ -34,10 +36,14 @@ PAGES = (
 )
 
 
-def page(title: str, icon: str, controls: tuple[str, ...] = ()) -> PageContext:
+def page(title: str, icon: str, controls: tuple[str, ...] = (), body: Callable[[PageContext], None] | None = None) -> PageContext:
     """Every page starts here: page config, navigation, the shared sidebar, and what the page draws from.
 
     `controls`: the sidebar controls this page uses besides sentences and model (SENTENCE, ATTENTION, FIGURES).
+    `body(context)`: the page below its title, with the sidebar's controls after the model box, as one
+    fragment: a toggle among those controls (layer, heads, mask, scaling, temperature, theme…) reruns only
+    it, not the page links, the text box and the model box. Without `body`, the page draws itself after
+    `page` returns.
     """
     st.set_page_config(page_title=f"{title} · Attention, step by step", page_icon=icon, layout="wide")
     start_view()
@@ -48,13 +54,26 @@ def page(title: str, icon: str, controls: tuple[str, ...] = ()) -> PageContext:
     st.title(title)
     lesson = active_lesson({label: path for path, label, _ in PAGES}.get(title, "app.py"))
     beside_question = lesson.controls if lesson is not None and ATTENTION in controls else ()
-    context = sidebar(frozenset(controls), beside_question)
+    drawn = sidebar(frozenset(controls), beside_question, later=body is not None)
+    context = drawn.context if body is not None else drawn
     stylesheet(context.settings.presenting)
     if context.settings.presenting:
         presentation_bar()
     if lesson is not None:
         lesson_box(lesson, context, beside_question)
+    if body is not None:
+        st.session_state[FRESH] = True
+        _view_part(drawn, body, title)
     return context
+
+
+@st.fragment
+def _view_part(drawn: Sidebar, body: Callable[[PageContext], None], title: str) -> None:
+    """The sidebar's controls after the model box, the notices and the page's body (see `page`)."""
+    drawn = rest_of_the_view(drawn)
+    start_view()  # this run draws every figure of the page: the zip holds these
+    body(draw_rest(drawn))
+    download_all(title.lower().replace(" ", "-"))
 
 
 __all__ = [

@@ -142,10 +142,16 @@ def key(name: str) -> str:
     return f"w_{name}"
 
 
-def _put(settings: Settings) -> None:
-    """Write the settings into the widgets' state before the widgets are drawn."""
+def _put(settings: Settings, only_changed: bool = False) -> None:
+    """Write the settings into the widgets' state before the widgets are drawn (`only_changed`: only the
+    values that differ, in a fragment's rerun, where the widgets outside it keep theirs)."""
     for name, value in asdict(settings).items():
-        st.session_state[key(name)] = list(value) if isinstance(value, tuple) else value
+        value = list(value) if isinstance(value, tuple) else value
+        if only_changed and st.session_state.get(key(name)) == value:
+            continue
+        st.session_state[key(name)] = value
+    if only_changed:
+        return
     typing = st.session_state.get("w_model_choice") == CUSTOM  # the box stays open while an id is typed
     st.session_state["w_model_choice"] = settings.model if settings.model in BUILTIN_MODELS and not typing else CUSTOM
     if settings.model not in BUILTIN_MODELS:
@@ -179,24 +185,42 @@ def _tokenizer_key(settings: Settings) -> str:
     return settings.tokenizer if settings.model == "toy-random" else ""
 
 
-def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] = ()) -> PageContext:
+def _resolve(settings: Settings, model: TracedModel, notices: list[str]) -> tuple[Settings, Trace | None, InputError | None]:
+    """The trace of `settings` and the settings clamped to the model and input (notices added)."""
+    try:
+        trace = get_trace(settings, model)
+    except InputError as error:
+        return settings, None, error
+    lengths = [len(tokens) for tokens in trace.tokens]
+    settings, more = clamp_to_model(settings, model.n_layers, model.n_heads, trace.input_ids.shape[1], len(trace.texts), lengths)
+    notices += more + trace.notices
+    return settings, trace, None
+
+
+@dataclass
+class Sidebar:
+    """What `sidebar` drew and what the controls after it need: with `later` set, the caller draws the rest
+    (`draw_rest`) itself, in a fragment (ui.page)."""
+
+    context: PageContext
+    controls: frozenset[str]
+    elsewhere: tuple[str, ...]
+    notices: list[str]
+    rest: object  # the sidebar's container for the controls drawn by `draw_rest`
+
+
+def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] = (), later: bool = False) -> PageContext | Sidebar:
     """Draw the shared controls and return the view they describe. Stops the page on unusable input.
 
     Sentences and model are on every page; `controls` adds "sentence" (sentence shown), "attention"
     (layer, heads, mask, hidden tokens, scaling, temperature) and "figures" (theme, PNG resolution).
+    With `later`, the controls after the model box, the link and the notices are left to the caller
+    (`draw_rest`), which gets a `Sidebar`.
     """
     settings = _initial_settings()
     notices = list(st.session_state.pop("link_notices", []))
     settings, model = _load(settings, notices)
-    problem, trace = None, None
-    try:
-        trace = get_trace(settings, model)
-    except InputError as error:
-        problem = error
-    if trace is not None:
-        lengths = [len(tokens) for tokens in trace.tokens]
-        settings, more = clamp_to_model(settings, model.n_layers, model.n_heads, trace.input_ids.shape[1], len(trace.texts), lengths)
-        notices += more + trace.notices
+    settings, trace, problem = _resolve(settings, model, notices)
     _put(settings)
 
     side = st.sidebar
@@ -237,11 +261,52 @@ def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] =
         st.warning(md(problem), icon="✍️")
         st.stop()
 
+    drawn = Sidebar(PageContext(settings, model, trace), controls, elsewhere, notices, side.container() if later else side)
+    if later:
+        return drawn
+    return draw_rest(drawn)
+
+
+# Set by the full run of a page, taken by the first run of its fragment: the settings just resolved.
+FRESH = "_view_resolved_by_the_full_run"
+# What only a full run draws (the text box, the model box, the tokenizer, the page's look): a change of
+# one of these seen in a fragment's rerun reruns the whole page.
+FULL_RUN_FIELDS = ("text", "model", "tokenizer", "presenting")
+
+
+def rest_of_the_view(drawn: Sidebar) -> Sidebar:
+    """In a fragment (ui.page): the view as the controls drawn by `draw_rest` now set it. The fragment's
+    first run, within the full run, takes what `sidebar` resolved; its later runs (a control inside it
+    changed) read the widgets again and run the model under them (cached), with the model of the full run.
+    A change that only the full run draws (presentation mode) reruns the whole page."""
+    if st.session_state.pop(FRESH, False):
+        return drawn
+    if "pending_settings" in st.session_state:  # a whole new view (a lesson, a trained model): the full run draws it
+        st.rerun()
+    full = drawn.context
+    settings = _initial_settings()
+    if any(getattr(settings, name) != getattr(full.settings, name) for name in FULL_RUN_FIELDS):
+        st.rerun()
+    notices = list(st.session_state.pop("link_notices", []))
+    settings, trace, problem = _resolve(settings, full.model, notices)
+    _put(settings, only_changed=True)
+    if problem is not None:  # (a sentence that can no longer run: not from these controls, but never a traceback)
+        st.session_state["settings"] = settings
+        st.warning(md(problem), icon="✍️")
+        st.stop()
+    return replace(drawn, context=PageContext(settings, full.model, trace), notices=notices)
+
+
+def draw_rest(drawn: Sidebar) -> PageContext:
+    """The sidebar's controls after the model box (sentence shown, attention, presentation, figures), the
+    link of the view and its notices."""
+    settings, model, trace = drawn.context.settings, drawn.context.model, drawn.context.trace
+    side, controls = drawn.rest, drawn.controls
     if "sentence" in controls and len(trace.texts) > 1:
         side.divider()
         side.selectbox("Sentence shown", list(range(len(trace.texts))), key=key("sentence"), format_func=lambda i: f"{i + 1}: {trace.texts[i]}")
     if "attention" in controls:
-        _attention_controls(side, settings, model, trace, elsewhere)
+        _attention_controls(side, settings, model, trace, drawn.elsewhere)
     side.toggle("Presentation mode", key=key("presenting"), help="Large fonts, no sidebar, one figure per screen; arrow keys move between figures.")
     if "figures" in controls:
         side.divider()
@@ -253,11 +318,11 @@ def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] =
     # one container, always there, whatever it holds: the elements below keep their places in the page, so
     # a toggle that brings a notice or the what-if badge updates the charts below rather than remounting them
     with st.container(key="page_notices"):
-        for notice in dict.fromkeys(notices):
+        for notice in dict.fromkeys(drawn.notices):
             st.info(md(notice), icon="ℹ️")
         if trace.what_ifs:
             what_if_badge(trace)
-    return PageContext(settings, model, trace)
+    return drawn.context
 
 
 def back_to_the_models_own() -> None:
