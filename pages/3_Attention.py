@@ -15,7 +15,6 @@ def body(context):
         "removes keys a query must not see; the softmax turns each row into weights that sum to 1. "
         "Below, every step of the layer and heads chosen in the sidebar, for the sentence shown."
     )
-
     with guarded():
         content = attention_content(s, trace, model=context.model)
         d_k, head, labels, n = (content.values[name] for name in ("d_k", "head", "labels", "n_tokens"))
@@ -56,11 +55,9 @@ def body(context):
             "numbers puts almost all weight on one key. Compare the two patterns and how peaked each row is: "
             "**entropy** (bits, higher = spread out) and the **largest weight** of the row."
         )
-        left, right = st.columns(2)
-        with left:
-            show(content, f"softmax-scaled-L{s.layer}-H{head}")
-        with right:
-            show(content, f"softmax-unscaled-L{s.layer}-H{head}")
+        for column, scaled in zip(st.columns(2), ("scaled", "unscaled")):
+            with column:
+                show(content, f"softmax-{scaled}-L{s.layer}-H{head}")
         show(content, f"row-stats-L{s.layer}-H{head}")
         st.page_link("pages/8_Scaling_lab.py", label="What would happen with d_k = 512? Try any d_k in the scaling lab", icon=":material/science:")
 
