@@ -174,6 +174,15 @@ function createView(parent) {
   box.__chart = null;
   let exportSeq = 0;
 
+  function describeExports(plan) {
+    // a tooltip per button (the title is its description: the accessible name stays "PNG", "SVG", ...)
+    const [png, svg, html, csv] = exports.children;
+    png.title = `${plan.name}.png: ${plan.width} × ${plan.height} at ${plan.scale}×, drawn by your browser`;
+    svg.title = `${plan.name}.svg: ${plan.width} × ${plan.height}, drawn by your browser`;
+    html.title = `${plan.name}.html: the interactive figure, works offline`;
+    csv.title = `${plan.name}.csv: the numbers of the figure`;
+  }
+
   function exportAs(format, button) {
     const data = view.wanted;
     if (!data || !data.export) return;
@@ -206,6 +215,7 @@ function createView(parent) {
       view.wanted = data;
       saveServerFile(data.file);
       exports.hidden = !data.export;
+      if (data.export) describeExports(data.export);
       gd.style.minHeight = `${data.height}px`; // the page keeps its layout while the chart waits
       if (view.shown === data.version) {
         waiting.delete(view);
