@@ -28,7 +28,7 @@ def chart_elements(at):
 
 
 def chart_about(element) -> dict:
-    """What the browser is told about a chart besides its figure (version, config, width, height, clickable)."""
+    """What the browser is told about a chart besides its figure (version, config, width, height, clickable, export)."""
     from ui.chart import read_chart_data
 
     return read_chart_data(element.proto.bytes)[0]

@@ -83,8 +83,9 @@ def test_type_toggle_download_and_screenshot_every_page(server, page, tmp_path):
     eventually(page, lambda: any("mask none" in t for t in chart_titles(page)))
     assert "mask=none" in page.url and "heads=0%2C1" in page.url
 
+    first_chart = page.locator(".av-chart").first  # its own export buttons, under the plot
     with page.expect_download(timeout=90_000) as png_download:
-        page.get_by_role("button", name="PNG").first.click()
+        first_chart.get_by_role("button", name="PNG").click()
     png = tmp_path / "figure.png"
     png_download.value.save_as(png)
     assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
@@ -92,7 +93,7 @@ def test_type_toggle_download_and_screenshot_every_page(server, page, tmp_path):
     assert re.fullmatch(r"stages-l0-h0-toy-[0-9a-f]{7}\.png", png_download.value.suggested_filename)  # model and settings in the name
 
     with page.expect_download(timeout=90_000) as svg_download:
-        page.get_by_role("button", name="SVG").first.click()
+        first_chart.get_by_role("button", name="SVG").click()
     svg = tmp_path / "figure.svg"
     svg_download.value.save_as(svg)
     root = ElementTree.fromstring(svg.read_bytes())

@@ -63,3 +63,80 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
         settle(page)
         assert charts_drawn(page) == boxes
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
+
+
+def stages_figure(text: str):
+    """The first chart of the Attention page as the server builds it (README: the content API)."""
+    from model import load_model
+    from viz.content import Settings, attention_page, run_model
+
+    settings = Settings(text=text)
+    model = load_model("toy")
+    return attention_page(settings, run_model(model, settings.sentences, settings.display), model=model).figures["stages-L0-H0"]
+
+
+def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server, tmp_path):
+    """PNG and SVG rendered by plotly.js in the page, at the server export's size; HTML and CSV made by the
+    server when clicked and sent once with the chart's data: the chart is not redrawn, and a reload saves
+    nothing again."""
+    import io
+    import json
+    import re
+    import xml.etree.ElementTree as ElementTree
+
+    from PIL import Image
+
+    from viz.export import figure_to_csv
+
+    text = "The cat sat on the mat."
+    fig = stages_figure(text)
+    width, height = fig.layout.width or 1280, fig.layout.height or 720
+    with chromium() as browser:
+        page = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True).new_page()
+        page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
+        page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
+        settle(page)
+        chart = page.locator(".av-chart").first
+        buttons = chart.locator(".av-chart-exports button")
+        assert buttons.all_inner_texts() == ["PNG", "SVG", "HTML", "CSV"]
+        assert page.locator("[data-testid=stDownloadButton]").filter(has_text="PNG").count() == 1  # only the head view's own
+        page.locator(STAGES).first.evaluate("gd => { gd.__before = true; }")
+        page.evaluate("() => { window.__avChartTimes = []; }")
+
+        files = {}
+        for label in ("PNG", "SVG", "HTML", "CSV"):
+            with page.expect_download(timeout=60_000) as download:
+                chart.get_by_role("button", name=label).click()
+            assert re.fullmatch(rf"stages-l0-h0-toy-[0-9a-f]{{7}}\.{label.lower()}", download.value.suggested_filename)
+            files[label] = download.value.path().read_bytes()
+
+        png = files["PNG"]
+        assert png.startswith(b"\x89PNG\r\n\x1a\n")
+        assert Image.open(io.BytesIO(png)).size == (width * 2, height * 2)  # the sidebar's PNG resolution: 2×
+        svg = files["SVG"].decode("utf-8")
+        root = ElementTree.fromstring(svg)
+        assert root.tag.endswith("svg") and (root.get("width"), root.get("height")) == (str(width), str(height))
+        assert "toy · layer 0 · head 0" in svg and "<b>" not in svg  # the figure's own title, not the page's bold one
+        html = files["HTML"].decode("utf-8")
+        spec = json.loads(fig.to_json())
+        assert "Plotly.newPlot" in html and "<script src=" not in html  # plotly.js inside: works offline
+        numbers = spec["data"][0]["z"]["bdata"].replace("/", "\\u002f")  # plotly's HTML escapes "/" in its JSON
+        assert numbers in html and "toy · layer 0 · head 0" in html  # the figure's numbers and title
+        assert files["CSV"].decode("utf-8") == figure_to_csv(fig)
+
+        settle(page)
+        assert page.evaluate("() => window.__avChartTimes.length") == 0  # no chart was redrawn for a file
+        assert page.locator(STAGES).first.evaluate("gd => gd.__before === true")
+        assert page.locator(".av-chart-note:not(:empty)").count() == 0
+
+        saved_again = []
+        page.on("download", lambda download: saved_again.append(download))
+        page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()  # a rerun
+        page.wait_for_function("() => location.search.includes('scale=0')", timeout=30_000)
+        settle(page)
+        for _ in range(2):
+            page.reload()
+            page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
+            settle(page)
+            page.wait_for_timeout(1500)
+        assert saved_again == []  # the file went with one rerun's data only, and was saved once

@@ -33,6 +33,11 @@ def open_page(page, url):
 def test_a_printed_page_has_its_figures_and_no_sidebar_or_buttons(server, browser_page):
     open_page(browser_page, f"{server}/Attention?text=The+cat+sat+on+the+mat.&mask=causal")
     assert browser_page.get_by_text("Sentences, one per line").is_visible()  # on screen, the sidebar is there
+    exports = browser_page.locator(".av-chart-exports").first  # the chart's own export buttons
+    assert exports.is_visible()
+    browser_page.emulate_media(media="print")
+    assert exports.is_hidden()
+    browser_page.emulate_media(media="null")  # no emulation: page.pdf() below prints with print media
     text = "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(browser_page.pdf(print_background=True, prefer_css_page_size=True))).pages)
     assert "toy · layer 0 · head 0 · mask causal" in text  # a figure with its title
     assert "softmax" in text and "key (attended to)" in text  # its panels and axes, not cut off
@@ -44,6 +49,7 @@ def test_a_printed_page_has_its_figures_and_no_sidebar_or_buttons(server, browse
 def test_presentation_mode_hides_the_sidebar_and_moves_by_figure(server, browser_page):
     open_page(browser_page, f"{server}/Attention?text=The+cat+sat+on+the+mat.&present=1")
     assert not browser_page.locator("section[data-testid=stSidebar]").is_visible()
+    assert browser_page.locator(".av-chart-exports").first.is_hidden()
     size = browser_page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('[data-testid=stMarkdownContainer] p')).fontSize)")
     assert size >= 22
     charts = browser_page.locator(".av-chart")

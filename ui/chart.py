@@ -7,12 +7,20 @@ machine), where the server had sent every change within 0.22 s. This component k
 calls `Plotly.react`; a chart outside the window is drawn after the ones in it have been painted, or when
 it scrolls into view, or before printing. It uses the plotly.js that Streamlit's frontend ships (its chart chunk), so nothing is fetched
 from elsewhere; the chart looks as in a standalone export (the figure's own template).
+
+Under the plot, the component draws its own export buttons: PNG and SVG rendered by plotly.js in the
+browser (no Chromium on the server), HTML and CSV made by the server when clicked and sent once with the
+chart's data. They replaced four `st.download_button`s and a container per figure, which Streamlit's
+frontend re-rendered on every rerun (about 0.2 s of a toggle on the Attention page before its first chart
+changed).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import secrets
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,10 +45,14 @@ def plotly_chunk() -> str | None:
 PLOTLY_CHUNK = plotly_chunk()
 
 
-def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool) -> bytes:
+def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool, export: dict | None = None) -> bytes:
     """What the component receives for `fig`, given its JSON `spec`: one line of JSON about the chart,
     then the spec. Bytes, made once per figure: Streamlit sends bytes as they are, where a dict would be
-    serialised twice on every run (once sorted, for the element's identity)."""
+    serialised twice on every run (once sorted, for the element's identity).
+
+    `export`: {name, width, height, scale} of the chart's PNG and SVG, rendered by the browser (file
+    `name`.png, width × height layout pixels, PNG at `scale`), and its HTML and CSV buttons; None: no
+    buttons. Not part of the version: the buttons read it when clicked, the chart is not redrawn for it."""
     spec_bytes = spec.encode("utf-8")
     drawn_with = json.dumps([config, clickable], sort_keys=True).encode("utf-8")  # a new file name or PNG scale redraws too
     about = {
@@ -50,14 +62,34 @@ def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool) -> b
         "height": int(fig.layout.height or DEFAULT_HEIGHT),
         "clickable": clickable,
         "plotly": PLOTLY_CHUNK,
+        "export": export,
     }
     return json.dumps(about).encode("utf-8") + b"\n" + spec_bytes
+
+
+def with_file(data: bytes, file: dict) -> bytes:
+    """`data` (`chart_data`) carrying a file for the browser to save once: the JSON line gets
+    file = {name, mime, nonce, length} and the file's bytes follow the spec. The version is unchanged,
+    so the chart is not redrawn."""
+    head, _, rest = data.partition(b"\n")
+    about = json.loads(head)
+    about["file"] = {"name": file["name"], "mime": file["mime"], "nonce": file["nonce"], "length": len(file["bytes"])}
+    return json.dumps(about).encode("utf-8") + b"\n" + rest + file["bytes"]
 
 
 def read_chart_data(data: bytes) -> tuple[dict, dict]:
     """(about, figure) from what `chart_data` made: what the browser reads."""
     about, _, spec = data.partition(b"\n")
-    return json.loads(about), json.loads(spec)
+    about = json.loads(about)
+    if about.get("file"):
+        spec = spec[: len(spec) - about["file"]["length"]]
+    return about, json.loads(spec)
+
+
+def read_chart_file(data: bytes) -> bytes | None:
+    """The bytes of the file that `data` carries (`with_file`), or None."""
+    about = json.loads(data.partition(b"\n")[0])
+    return data[len(data) - about["file"]["length"] :] if about.get("file") else None
 
 
 EARLY_KEY = "av_plotly_early"  # chart.css hides its element
@@ -72,9 +104,24 @@ def load_plotly_early() -> None:
         _component(key=EARLY_KEY, data=json.dumps({"preload": True, "plotly": PLOTLY_CHUNK}).encode("utf-8") + b"\n")
 
 
-def draw_chart(data: bytes, *, key: str, on_click: Callable[[dict], None] | None = None) -> None:
+FILES = "_chart_files"  # session state: {chart key: the file made on the server, waiting for the next run}
+FILE_TTL_S = 60.0  # a file whose chart was not drawn again within a minute is dropped, not saved later by surprise
+SERVER_FORMATS = ("html", "csv")  # made by Python when clicked; PNG and SVG are rendered by the browser
+
+
+def draw_chart(
+    data: bytes,
+    *,
+    key: str,
+    on_click: Callable[[dict], None] | None = None,
+    on_export: Callable[[str], tuple[bytes, str, str] | None] | None = None,
+) -> None:
     """Draw the chart described by `data` (`chart_data`); `on_click(selection)` runs on a click, with
-    the selection in the shape of `st.plotly_chart`'s ({"points": [{"curve_number", "point_index", "x", "y", "customdata"}]})."""
+    the selection in the shape of `st.plotly_chart`'s ({"points": [{"curve_number", "point_index", "x", "y", "customdata"}]}).
+
+    `on_export(format)`: run when the chart's HTML or CSV button is clicked ("html" or "csv"); it returns
+    (bytes, file name, mime type). The file is kept in the session and sent once with the chart's data in
+    the rerun that follows (`with_file`); the browser saves it."""
 
     def clicked():
         try:
@@ -84,4 +131,21 @@ def draw_chart(data: bytes, *, key: str, on_click: Callable[[dict], None] | None
         if on_click is not None and isinstance(value, dict) and isinstance(value.get("points"), list):
             on_click(value)
 
-    _component(key=key, data=data, on_click_change=clicked)
+    def exported():
+        try:
+            value = st.session_state[key]["export"]
+        except (KeyError, TypeError):
+            return
+        form = value.get("format") if isinstance(value, dict) else None
+        if on_export is None or form not in SERVER_FORMATS:
+            return
+        made = on_export(form)
+        if made is not None:
+            content, name, mime = made
+            file = {"bytes": content, "name": name, "mime": mime, "nonce": secrets.token_hex(8), "made": time.monotonic()}
+            st.session_state.setdefault(FILES, {})[key] = file
+
+    file = st.session_state.get(FILES, {}).pop(key, None)  # sent once: a rerun or a new page load does not save it again
+    if file is not None and time.monotonic() - file["made"] < FILE_TTL_S:
+        data = with_file(data, file)
+    _component(key=key, data=data, on_click_change=clicked, on_export_change=exported)

@@ -1,4 +1,5 @@
-"""Drawing a figure in a page with its export buttons, and the zip of every figure of the view."""
+"""Drawing a figure in a page with its export buttons (drawn by the chart component, ui/chart.py), and the
+zip of every figure of the view."""
 
 from __future__ import annotations
 
@@ -13,17 +14,9 @@ import streamlit as st
 from ui.chart import chart_data, draw_chart
 from viz import apply_print_theme
 from viz.content.settings import to_query
-from viz.export import (
-    figure_to_csv,
-    figure_to_html,
-    figure_to_png,
-    figure_to_svg,
-    figures_zip,
-    plotly_config,
-    safe_filename,
-    static_export_available,
-)
+from viz.export import figure_to_csv, figure_to_html, figures_zip, plotly_config, safe_filename
 from viz.export.bundle import archive_name, describe
+from viz.export.image import export_size
 from viz.export.names import stamped_stem
 
 REGISTRY = "_figures_of_view"
@@ -46,10 +39,26 @@ def made_once(fig: go.Figure, what: str, make: Callable[[], T], variant=None) ->
     return entry[1]
 
 
-def sent_to_browser(fig: go.Figure, config: dict, *, clickable: bool, variant) -> bytes:
-    """What the chart component is sent for `fig` (its plotly JSON and how to draw it), made once per
-    figure object and `variant`. The JSON text itself is not kept: the bytes hold it."""
-    return made_once(fig, "chart", lambda: chart_data(fig, fig.to_json(), config, clickable=clickable), variant=variant)
+def sent_to_browser(fig: go.Figure, config: dict, *, clickable: bool, variant, export: dict | None = None) -> bytes:
+    """What the chart component is sent for `fig` (its plotly JSON, how to draw it, how to export it),
+    made once per figure object and `variant`. The JSON text itself is not kept: the bytes hold it."""
+    return made_once(fig, "chart", lambda: chart_data(fig, fig.to_json(), config, clickable=clickable, export=export), variant=variant)
+
+
+def export_of(fig: go.Figure, name: str, scale: float) -> dict:
+    """How the chart component exports `fig`: file `name`, PNG and SVG at the size the server's export
+    (and the zip) uses, PNG at `scale`."""
+    width, height = export_size(fig.layout)
+    return {"name": name, "width": width, "height": height, "scale": scale}
+
+
+def server_file(fig: go.Figure, name: str, form: str) -> tuple[bytes, str, str] | None:
+    """(bytes, file name, mime type) of `fig` as standalone HTML or CSV, made when its button is clicked."""
+    if form == "html":
+        return figure_to_html(fig, filename=name), f"{name}.html", "text/html"
+    if form == "csv":
+        return figure_to_csv(fig).encode("utf-8"), f"{name}.csv", "text/csv"
+    return None
 
 
 def start_view() -> None:
@@ -64,11 +73,6 @@ def view_changed() -> None:
     The figures a fragment draws replace theirs in the registry as they are drawn; the zip button, outside
     the fragment, reads the registry and this description when it is clicked."""
     st.session_state.setdefault(ABOUT, {})["about"] = about_view()
-
-
-@st.cache_resource(show_spinner=False)
-def _static_export() -> tuple[bool, str]:
-    return static_export_available()
 
 
 def themed(fig: go.Figure) -> go.Figure:
@@ -96,8 +100,9 @@ def chart_key(figure_id: str) -> str:
 
 
 def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_click: Callable[[dict], None] | None = None) -> None:
-    """Draw `fig` and, under it, PNG / SVG / HTML / CSV downloads made when clicked, named for the
-    figure, the model and the settings (two views never share a file name).
+    """Draw `fig` and, under it, PNG / SVG / HTML / CSV buttons, named for the figure, the model and the
+    settings (two views never share a file name). The chart component draws the buttons: PNG and SVG are
+    rendered by the browser, HTML and CSV made here when clicked (`server_file`).
 
     `on_click(selection)`: run when a point of the chart is clicked, with the selection in the shape of
     `st.plotly_chart`'s ({"points": [{"curve_number", "point_index", "x", "y", "customdata"}]})."""
@@ -106,28 +111,11 @@ def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_clic
     name = stamped_stem(figure_id, about_view())
     scale, clickable = _png_scale(), on_click is not None
     config = plotly_config(name, scale=scale)
+    export = export_of(fig, name, scale) if exports else None
     # drawn by ui/chart.py, updated in place; what it is sent is made once per figure and view
-    data = sent_to_browser(fig, config, clickable=clickable, variant=(name, scale, clickable))
-    draw_chart(data, key=chart_key(figure_id), on_click=on_click)
-    if not exports:
-        return
-    can_render, why = _static_export()
-    row = export_row()  # one row of buttons: 5 elements sent per figure, where columns took 10
-    if can_render:
-        row.download_button(
-            "PNG", lambda: figure_to_png(fig, scale=_png_scale()), f"{name}.png", "image/png", key=f"png_{safe_filename(figure_id)}", on_click="ignore"
-        )
-        row.download_button("SVG", lambda: figure_to_svg(fig), f"{name}.svg", "image/svg+xml", key=f"svg_{safe_filename(figure_id)}", on_click="ignore")
-    html = lambda: figure_to_html(fig, filename=name)  # noqa: E731
-    row.download_button("HTML", html, f"{name}.html", "text/html", key=f"html_{safe_filename(figure_id)}", on_click="ignore")
-    row.download_button("CSV", lambda: figure_to_csv(fig), f"{name}.csv", "text/csv", key=f"csv_{safe_filename(figure_id)}", on_click="ignore")
-    if not can_render:
-        row.caption(why)
-
-
-def export_row():
-    """The row of download buttons under a figure (made when clicked)."""
-    return st.container(horizontal=True, gap="small", vertical_alignment="center")
+    data = sent_to_browser(fig, config, clickable=clickable, variant=(name, scale, clickable, exports), export=export)
+    on_export = (lambda form: server_file(fig, name, form)) if exports else None
+    draw_chart(data, key=chart_key(figure_id), on_click=on_click, on_export=on_export)
 
 
 def _png_scale() -> float:

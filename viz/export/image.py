@@ -188,25 +188,27 @@ def warm_up() -> bool:
         return status == "ok"
 
 
+def export_size(layout) -> tuple[int, int]:
+    """(width, height) in layout pixels of a figure's PNG and SVG: its layout's own size, else 1280 × 720.
+    The app's chart component renders its PNG and SVG in the browser at this size too (ui.chart)."""
+    get = layout.get if isinstance(layout, dict) else lambda name: getattr(layout, name, None)
+    return int(get("width") or DEFAULT_WIDTH), int(get("height") or DEFAULT_HEIGHT)
+
+
 def _render(fig: go.Figure, fmt: str, *, scale: float, width: int | None, height: int | None) -> bytes:
     ok, message = static_export_available()
     if not ok:
         raise RuntimeError(message)
     fig_dict = (fig if isinstance(fig, go.Figure) else go.Figure(fig)).to_plotly_json()  # a copy already: no second one
-    layout = fig_dict.get("layout", {})
-    opts = dict(
-        format=fmt,
-        width=int(width or layout.get("width") or DEFAULT_WIDTH),
-        height=int(height or layout.get("height") or DEFAULT_HEIGHT),
-        scale=float(scale),
-    )
+    own_width, own_height = export_size(fig_dict.get("layout", {}))
+    opts = dict(format=fmt, width=int(width or own_width), height=int(height or own_height), scale=float(scale))
     return _render_bytes(fig_dict, opts)
 
 
 def figure_to_png(fig: go.Figure, *, scale: float = 2.0, width: int | None = None, height: int | None = None) -> bytes:
     """PNG bytes of ``fig``: ``width × height`` layout pixels times ``scale``.
 
-    Width and height default to the figure's layout size, else 900 × 600.
+    Width and height default to the figure's layout size, else 1280 × 720 (``export_size``).
     ``scale=2`` gives crisp images for slides. Raises ``RuntimeError`` with a
     readable message when no Chromium is installed.
     """

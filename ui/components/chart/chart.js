@@ -6,11 +6,18 @@
 // charts in the window have been painted (one chart per task, so input is handled between them), when
 // it scrolls into view, or before printing. The chart the user is looking at changes first.
 //
-// Data (ui/chart.py, bytes): a line of JSON, then the figure as plotly JSON. The line holds version
-// (changes with the figure), config (plotly's config: the camera button's file name and scale),
-// width ("stretch" or "content"), height (pixels), clickable, and plotly (the file name of Streamlit's
-// chart chunk). Trigger sent back: click {points: [{curve_number, point_index, x, y, customdata}]},
-// the shape of Streamlit's own chart selection, so the same Python code reads both.
+// Under the plot, a row of export buttons (PNG, SVG, HTML, CSV). PNG and SVG are rendered here by
+// plotly.js from the figure as the server sent it (not the page's look added below), at the size and
+// scale the server names; HTML and CSV are made by the server when asked and arrive with the next data.
+//
+// Data (ui/chart.py, bytes): a line of JSON, then the figure as plotly JSON, then maybe a file. The line
+// holds version (changes with the figure), config (plotly's config: the camera button's file name and
+// scale), width ("stretch" or "content"), height (pixels), clickable, plotly (the file name of
+// Streamlit's chart chunk), export ({name, width, height, scale} of the PNG and SVG; null: no buttons)
+// and maybe file ({name, mime, nonce, length}: the last `length` bytes are a file to save, once per
+// nonce). Triggers sent back: click {points: [{curve_number, point_index, x, y, customdata}]}, the shape
+// of Streamlit's own chart selection, so the same Python code reads both; export {format: "html" or
+// "csv", seq}.
 
 export default function chart(component) {
   const { data, parentElement } = component;
@@ -40,8 +47,51 @@ function read(data) {
   const end = bytes.indexOf(10);
   if (end < 0) return null;
   const about = JSON.parse(decoder.decode(bytes.subarray(0, end)));
-  about.spec = bytes.subarray(end + 1);
+  const fileLength = about.file ? about.file.length : 0;
+  about.spec = bytes.subarray(end + 1, bytes.length - fileLength);
+  if (about.file) about.file.bytes = bytes.subarray(bytes.length - fileLength);
   return about;
+}
+
+const saved = new Set(); // nonces of the server's files saved by this page: each is saved once
+
+function saveFile(blob, name) {
+  // a file from bytes in the page: an <a download> on a blob URL, clicked
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = name;
+  link.style.display = "none";
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+function saveServerFile(file) {
+  if (!file || saved.has(file.nonce)) return;
+  saved.add(file.nonce);
+  saveFile(new Blob([file.bytes], { type: file.mime }), file.name);
+}
+
+function base64Bytes(text) {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+async function saveImage(data, format) {
+  // PNG or SVG of the figure as the server sent it, at the server export's size (and the PNG's scale)
+  const plan = data.export;
+  const Plotly = await loadPlotly(data.plotly);
+  const figure = JSON.parse(decoder.decode(data.spec));
+  const image = await Plotly.toImage(
+    { data: figure.data || [], layout: figure.layout || {}, config: {} },
+    { format, width: plan.width, height: plan.height, scale: format === "png" ? plan.scale : 1, imageDataOnly: true },
+  );
+  const blob = format === "png" ? new Blob([base64Bytes(image)], { type: "image/png" }) : new Blob([image], { type: "image/svg+xml" });
+  saveFile(blob, `${plan.name}.${format}`);
 }
 
 let plotlyPromise = null;
@@ -108,9 +158,48 @@ function createView(parent) {
   gd.className = "av-chart-plot";
   const note = document.createElement("p");
   note.className = "av-chart-note";
-  box.append(gd, note);
+  const exports = document.createElement("div");
+  exports.className = "av-chart-exports"; // ui/style.py hides it in print and in presentation mode
+  exports.hidden = true;
+  for (const label of ["PNG", "SVG", "HTML", "CSV"]) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "av-chart-export";
+    button.textContent = label;
+    button.addEventListener("click", () => exportAs(label.toLowerCase(), button));
+    exports.append(button);
+  }
+  box.append(gd, note, exports);
   parent.append(box);
   box.__chart = null;
+  let exportSeq = 0;
+
+  function describeExports(plan) {
+    // a tooltip per button (the title is its description: the accessible name stays "PNG", "SVG", ...)
+    const [png, svg, html, csv] = exports.children;
+    png.title = `${plan.name}.png: ${plan.width} × ${plan.height} at ${plan.scale}×, drawn by your browser`;
+    svg.title = `${plan.name}.svg: ${plan.width} × ${plan.height}, drawn by your browser`;
+    html.title = `${plan.name}.html: the interactive figure, works offline`;
+    csv.title = `${plan.name}.csv: the numbers of the figure`;
+  }
+
+  function exportAs(format, button) {
+    const data = view.wanted;
+    if (!data || !data.export) return;
+    if (format === "html" || format === "csv") {
+      // made by the server: the file arrives with the chart's next data (saveServerFile)
+      if (view.send) view.send("export", { format, seq: ++exportSeq });
+      return;
+    }
+    if (button.getAttribute("aria-busy") === "true") return;
+    button.setAttribute("aria-busy", "true");
+    note.textContent = "";
+    saveImage(data, format)
+      .catch((error) => {
+        note.textContent = `The ${format.toUpperCase()} could not be made: ${error && error.message ? error.message : error}`;
+      })
+      .finally(() => button.removeAttribute("aria-busy"));
+  }
 
   const view = {
     gd,
@@ -124,7 +213,10 @@ function createView(parent) {
     update(data) {
       if (!data) return;
       view.wanted = data;
-      box.style.minHeight = `${data.height}px`; // the page keeps its layout while the chart waits
+      saveServerFile(data.file);
+      exports.hidden = !data.export;
+      if (data.export) describeExports(data.export);
+      gd.style.minHeight = `${data.height}px`; // the page keeps its layout while the chart waits
       if (view.shown === data.version) {
         waiting.delete(view);
         return;
