@@ -1,12 +1,15 @@
-"""Our chart component (ui/chart.py) in Debian's chromium: a toggle updates a chart in place, the chart in
-the window first, and every chart of the page is drawn in the end."""
+"""Our chart component (ui/chart.py) in Debian's chromium: a toggle updates a chart in place, the charts in
+the window at once and the others when they come near it (or for printing); every chart of the page is drawn
+on loading."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import streamlit
+from playwright.sync_api import expect
 
 from conftest import chromium
 from ui.chart import PLOTLY_CHUNK
@@ -62,6 +65,19 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
         assert scaled == pytest.approx([v / 32**0.5 for v in raw], abs=1e-3)  # before: raw ÷ √d_k (d_k = 32)
         settle(page)
         assert charts_drawn(page) == boxes
+
+        # a chart far below the window keeps its old picture, faded, until it comes near the window
+        overview = page.locator(".av-chart").filter(has_text="attention patterns of every head")
+        assert "av-chart-stale" in overview.get_attribute("class")
+        titles = lambda: page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => gd.layout.title.text)")  # noqa: E731
+        assert sum("scaling off" in t for t in titles()) < boxes - 1  # only what was in the window was redrawn
+        overview.scroll_into_view_if_needed()
+        expect(overview).not_to_have_class(re.compile("av-chart-stale"), timeout=30_000)
+        assert "scaling off" in overview.locator(".js-plotly-plot").evaluate("gd => gd.layout.title.text")
+        page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")  # printing draws the rest
+        page.wait_for_function("() => !document.querySelector('.av-chart-stale')", timeout=30_000)
+        newest = "() => [...document.querySelectorAll('.av-chart')].every(b => b.__chart.shown === b.__chart.wanted.version)"
+        assert page.evaluate(newest)  # each chart drew its newest figure
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 

@@ -2,9 +2,10 @@
 // figure changes (its identity includes the figure), so every toggle drew every changed chart from
 // scratch, each one twice (once more when its width was known): about 1.2 s of the browser's main
 // thread per toggle for the Attention page at 16 tokens. Here the chart keeps its div and calls
-// Plotly.react, which redraws only what changed. A chart outside the window waits: it is drawn once the
-// charts in the window have been painted (one chart per task, so input is handled between them), when
-// it scrolls into view, or before printing. The chart the user is looking at changes first.
+// Plotly.react, which redraws only what changed. A chart outside the window waits. Its first drawing
+// comes once the charts in the window have been painted (one chart per task, so input is handled
+// between them); a later figure for it (a toggle) is drawn when it comes near the window or before
+// printing, and until then the old picture is shown faded. A toggle redraws what the user is looking at.
 //
 // Under the plot, a row of export buttons (PNG, SVG, HTML, CSV). PNG and SVG are rendered here by
 // plotly.js from the figure as the server sent it (not the page's look added below), at the size and
@@ -111,7 +112,8 @@ function loadPlotly(name) {
   return plotlyPromise;
 }
 
-const waiting = new Set(); // views whose newest figure is not drawn yet, outside the window
+const waiting = new Set(); // views never drawn yet, outside the window: drawn in the background, one per task
+const stale = new Set(); // views drawn before whose newest figure waits until they come near the window
 let scheduled = false;
 
 function drawTheRestSoon() {
@@ -130,7 +132,7 @@ function drawTheRestSoon() {
 }
 
 function drawAllNow() {
-  for (const view of Array.from(waiting)) view.draw();
+  for (const view of [...waiting, ...stale]) view.draw();
 }
 
 window.addEventListener("beforeprint", drawAllNow);
@@ -145,7 +147,7 @@ const observer = new IntersectionObserver(
       const view = entry.target.__chart;
       if (!view) continue;
       view.visible = entry.isIntersecting;
-      if (view.visible && waiting.has(view)) view.draw();
+      if (view.visible && (waiting.has(view) || stale.has(view))) view.draw();
     }
   },
   { rootMargin: "200px 0px" },
@@ -219,16 +221,24 @@ function createView(parent) {
       gd.style.minHeight = `${data.height}px`; // the page keeps its layout while the chart waits
       if (view.shown === data.version) {
         waiting.delete(view);
+        stale.delete(view);
+        box.classList.remove("av-chart-stale");
         return;
       }
-      if (view.visible || view.shown === null && isNearWindow(box)) view.draw();
-      else {
+      if (view.visible || (view.shown === null && isNearWindow(box))) view.draw();
+      else if (view.shown === null) {
         waiting.add(view);
         drawTheRestSoon();
+      } else {
+        // a new figure for a chart outside the window: drawn when it comes near (or for printing), and
+        // shown faded until then, so that an old picture is never taken for the new one
+        stale.add(view);
+        box.classList.add("av-chart-stale");
       }
     },
     draw() {
       waiting.delete(view);
+      stale.delete(view);
       if (!box.isConnected) {
         if (view.seen || ++view.tries > 50) observer.unobserve(box); // removed from the page: nothing to draw
         else {
@@ -261,6 +271,7 @@ function createView(parent) {
           // how long each drawing took, when the browser benchmark asks (bench/browser.py sets the list)
           if (window.__avChartTimes) window.__avChartTimes.push([started, performance.now() - started, view.visible]);
           view.shown = data.version;
+          if (view.wanted === data) box.classList.remove("av-chart-stale");
           note.textContent = "";
           if (first) listen(Plotly);
           return done;
