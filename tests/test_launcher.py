@@ -139,3 +139,26 @@ def test_a_warmed_up_exporter_serves_the_first_export_from_the_browser_it_alread
     assert len(state["after_warm_up"]) == 1, state
     assert state["after_export"] == state["after_warm_up"]
     assert bytes.fromhex(state["png"]) == b"\x89PNG\r\n\x1a\n" and state["size"] > 1000
+
+
+def test_the_launcher_leaves_streamlits_config_files_unpolled():
+    """Streamlit polls its config files five times a second even with fileWatcherType "none"; the launcher
+    turns that off (deploy.run.no_config_polling). Shown in a fresh interpreter: Streamlit's own function
+    asks to watch the config files, and after the launcher's change it asks for nothing."""
+    code = """
+import json
+from streamlit.web import bootstrap
+watched = []
+bootstrap.watch_file = lambda path, *a, **k: watched.append(path)
+bootstrap._install_config_watchers({})
+before = list(watched)
+watched.clear()
+from deploy.run import no_config_polling
+turned_off = no_config_polling()
+bootstrap._install_config_watchers({})
+print(json.dumps(dict(before=before, after=watched, turned_off=turned_off)))
+"""
+    seen = run_python(code)
+    assert seen["turned_off"] is True
+    assert any(path.endswith("config.toml") for path in seen["before"]), seen  # Streamlit would poll them
+    assert seen["after"] == []
