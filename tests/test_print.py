@@ -95,3 +95,23 @@ def test_presentation_formula_row_fits_on_one_line_at_projector_widths(server, b
         assert cut == []
     finally:
         context.close()
+
+
+def test_the_presentation_toggle_in_the_sidebar_reruns_the_whole_page_into_presentation_mode(server, browser):
+    """The toggle sits in the view's fragment (ui.page with a body), but presentation mode is drawn by the
+    full run (stylesheet, the bar with the way out): switching it reruns the whole page, and back."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    try:
+        page = context.new_page()
+        open_page(page, f"{server}/Attention?text=The+cat+sat+on+the+mat.")
+        page.locator("[data-testid=stCheckbox]").filter(has_text="Presentation mode").locator("label").first.click()
+        page.get_by_role("button", name="Exit presentation").wait_for(timeout=60_000)
+        page.wait_for_function("() => location.search.includes('present=1')", timeout=30_000)
+        assert not page.locator("section[data-testid=stSidebar]").is_visible()  # the presentation stylesheet hides it
+        page.get_by_role("button", name="Exit presentation").click()
+        page.wait_for_function("() => !location.search.includes('present=1')", timeout=60_000)
+        page.locator("section[data-testid=stSidebar]").wait_for(state="visible", timeout=60_000)
+        assert page.get_by_role("button", name="Exit presentation").count() == 0
+        assert page.locator("[data-testid=stException], [data-testid=stAlertContentError]").count() == 0
+    finally:
+        context.close()
