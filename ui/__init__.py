@@ -54,8 +54,8 @@ def page(title: str, icon: str, controls: tuple[str, ...] = (), body: Callable[[
     st.title(title)
     lesson = active_lesson({label: path for path, label, _ in PAGES}.get(title, "app.py"))
     beside_question = lesson.controls if lesson is not None and ATTENTION in controls else ()
-    drawn = sidebar(frozenset(controls), beside_question, later=body is not None)
-    context = drawn.context if body is not None else drawn
+    drawn = sidebar(frozenset(controls), beside_question)
+    context = drawn.context if body is not None else draw_rest(drawn)
     stylesheet(context.settings.presenting)
     if context.settings.presenting:
         presentation_bar()

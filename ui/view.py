@@ -199,8 +199,8 @@ def _resolve(settings: Settings, model: TracedModel, notices: list[str]) -> tupl
 
 @dataclass
 class Sidebar:
-    """What `sidebar` drew and what the controls after it need: with `later` set, the caller draws the rest
-    (`draw_rest`) itself, in a fragment (ui.page)."""
+    """What `sidebar` drew and what the controls after it need: the caller draws those (`draw_rest`), in
+    the page or in a fragment (ui.page)."""
 
     context: PageContext
     controls: frozenset[str]
@@ -209,13 +209,12 @@ class Sidebar:
     rest: object  # the sidebar's container for the controls drawn by `draw_rest`
 
 
-def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] = (), later: bool = False) -> PageContext | Sidebar:
-    """Draw the shared controls and return the view they describe. Stops the page on unusable input.
+def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] = ()) -> Sidebar:
+    """Draw the sentences and model boxes and return the view they describe, with a place in the sidebar
+    for the controls after them, which `draw_rest` draws. Stops the page on unusable input.
 
-    Sentences and model are on every page; `controls` adds "sentence" (sentence shown), "attention"
-    (layer, heads, mask, hidden tokens, scaling, temperature) and "figures" (theme, PNG resolution).
-    With `later`, the controls after the model box, the link and the notices are left to the caller
-    (`draw_rest`), which gets a `Sidebar`.
+    `controls` adds "sentence" (sentence shown), "attention" (layer, heads, mask, hidden tokens, scaling,
+    temperature) and "figures" (theme, PNG resolution).
     """
     settings = _initial_settings()
     notices = list(st.session_state.pop("link_notices", []))
@@ -256,15 +255,16 @@ def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] =
             side.caption(f"Until a typed model is checked and loaded: {BUILTIN_MODELS[model.name]}.")
     if model.name == "toy-random":
         side.selectbox("Toy tokenizer", list(TOY_TOKENIZERS), key="w_tokenizer", format_func=TOY_TOKENIZERS.get)
+    _stop_on(problem, settings)
+    return Sidebar(PageContext(settings, model, trace), controls, elsewhere, notices, side.container())
+
+
+def _stop_on(problem: InputError | None, settings: Settings) -> None:
+    """Input the model cannot run: say so in the page and stop it, keeping the settings (nothing is lost)."""
     if problem is not None:
         st.session_state["settings"] = settings
         st.warning(md(problem), icon="✍️")
         st.stop()
-
-    drawn = Sidebar(PageContext(settings, model, trace), controls, elsewhere, notices, side.container() if later else side)
-    if later:
-        return drawn
-    return draw_rest(drawn)
 
 
 # Set by the full run of a page, taken by the first run of its fragment: the settings just resolved.
@@ -290,10 +290,7 @@ def rest_of_the_view(drawn: Sidebar) -> Sidebar:
     notices = list(st.session_state.pop("link_notices", []))
     settings, trace, problem = _resolve(settings, full.model, notices)
     _put(settings, only_changed=True)
-    if problem is not None:  # (a sentence that can no longer run: not from these controls, but never a traceback)
-        st.session_state["settings"] = settings
-        st.warning(md(problem), icon="✍️")
-        st.stop()
+    _stop_on(problem, settings)
     return replace(drawn, context=PageContext(settings, full.model, trace), notices=notices)
 
 
