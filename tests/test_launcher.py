@@ -94,6 +94,37 @@ def test_a_failing_preload_leaves_the_app_working():
     assert "A worked example" in state["subheaders"] and "Every head of every layer" in state["subheaders"]
 
 
+def test_the_first_run_of_a_process_sends_the_plotly_loader_before_it_waits_for_the_preload():
+    """On a cold start the browser fetches and evaluates plotly.js (~1 s) while torch is still being imported:
+    the page's first run draws the hidden element that loads it from ui/__init__.py, before it waits for
+    the preload; `page` leaves it out of that run (one such element, no duplicate key), and draws it in
+    every later run (here the Attention page's)."""
+    state = run_python(
+        "import json\n"
+        "from deploy import preload\n"
+        "from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx\n"
+        "seen = []\n"
+        "real_wait = preload.wait\n"
+        "def wait(*args, **kwargs):\n"
+        "    ctx = get_script_run_ctx(suppress_warning=True)\n"
+        "    seen.append(None if ctx is None else sorted(ctx.shared.widget_user_keys_this_run.snapshot()))\n"
+        "    return real_wait(*args, **kwargs)\n"
+        "preload.wait = wait\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        "at = AppTest.from_file('app.py', default_timeout=180).run()\n"
+        "from ui.chart import EARLY_KEY\n"
+        "def early(at):\n"
+        "    return [e.proto.id for e in at.get('bidi_component') if EARLY_KEY in e.proto.id]\n"
+        "first = early(at)\n"
+        "at.switch_page('pages/3_Attention.py').run()\n"
+        "print(json.dumps(dict(seen=seen, key=EARLY_KEY, first=len(first), again=len(early(at)),\n"
+        "    exceptions=[str(e.value) for e in at.exception], title=[t.value for t in at.title])))\n"
+    )
+    assert state["seen"] == [[state["key"]]]  # one wait, in the first run, after the loader was drawn
+    assert state["first"] == 1 and state["again"] == 1
+    assert state["exceptions"] == [] and state["title"] == ["Attention"]
+
+
 def test_a_warmed_up_exporter_serves_the_first_export_from_the_browser_it_already_started():
     """warm_up() starts kaleido's Chromium; the export after it runs there: no new browser process."""
     state = run_python(

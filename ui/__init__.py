@@ -1,6 +1,17 @@
 """Streamlit glue shared by the pages: settings, sidebar, cached model runs, figures with exports."""
 
+import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
 from deploy import preload
+from ui.chart import load_plotly_early  # Streamlit only: no plotly, no torch
+
+# The first run of a process imports this module, in the middle of its page script: the browser starts
+# fetching and evaluating plotly.js (4.7 MB) now, while torch and the rest are still being imported, not
+# once `page` is reached. `page` then leaves it out of this run.
+if get_script_run_ctx(suppress_warning=True) is not None:
+    with st.sidebar:
+        load_plotly_early()
 
 # `python -m deploy.run` imports torch, the model and figure code in another thread while the first
 # browser loads the frontend: wait for it before importing them here (at once without the launcher).
@@ -8,9 +19,6 @@ preload.wait()
 
 from collections.abc import Callable
 
-import streamlit as st
-
-from ui.chart import load_plotly_early
 from ui.content_cache import attention_content, page_content
 from ui.figures import download_all, show_figure, start_view
 from ui.lesson_view import active_lesson, lesson_box

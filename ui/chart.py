@@ -23,9 +23,13 @@ import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import plotly.graph_objects as go
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+if TYPE_CHECKING:  # this module is imported before torch and plotly are (ui/__init__.py): only for hints
+    import plotly.graph_objects as go
 
 ASSETS = Path(__file__).parent / "components" / "chart"
 JS = (ASSETS / "chart.js").read_text(encoding="utf-8")
@@ -95,12 +99,20 @@ def read_chart_file(data: bytes) -> bytes | None:
 EARLY_KEY = "av_plotly_early"  # chart.css hides its element
 
 
+def _drawn_this_run(key: str) -> bool:
+    """Whether an element with this key was already drawn in the current script run."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    keys = getattr(getattr(ctx, "shared", None), "widget_user_keys_this_run", None)
+    return keys is not None and key in keys
+
+
 def load_plotly_early() -> None:
     """A hidden chart element at the top of every page that only loads plotly.js: on a cold start the chart
     component fetched Streamlit's 4.7 MB chunk only when the first chart's data arrived, then spent ~2 s
     evaluating it and drawing (CDP timeline, load ~6); started at once, first chart data → drawn went
-    from 3.6–4.8 s to 1.1–1.4 s. Nothing when the chunk was not found."""
-    if PLOTLY_CHUNK:
+    from 3.6–4.8 s to 1.1–1.4 s. Nothing when the chunk was not found, or when this run already drew it
+    (the first run of a process draws it from ui/__init__.py, before torch is imported, then calls `page`)."""
+    if PLOTLY_CHUNK and not _drawn_this_run(EARLY_KEY):
         _component(key=EARLY_KEY, data=json.dumps({"preload": True, "plotly": PLOTLY_CHUNK}).encode("utf-8") + b"\n")
 
 
