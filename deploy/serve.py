@@ -25,6 +25,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from deploy import plotly_js
+
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = Path(__file__).with_name("nginx.conf.template")
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -69,7 +71,8 @@ def healthy(url: str) -> bool:
 def render(listen: str, backends: list[int], run: Path) -> str:
     upstreams = "\n".join(f"        server 127.0.0.1:{port} max_fails=1 fail_timeout=5s;" for port in backends)
     text = TEMPLATE.read_text()
-    for name, value in (("@RUN@", str(run)), ("@LISTEN@", listen), ("@UPSTREAMS@", upstreams), ("@STATIC@", str(run / "static"))):
+    folders = (("@STATIC@", str(run / "static")), ("@APP_STATIC@", str(run / APP_STATIC)))
+    for name, value in (("@RUN@", str(run)), ("@LISTEN@", listen), ("@UPSTREAMS@", upstreams), *folders):
         text = text.replace(name, value)
     return text
 
@@ -82,13 +85,17 @@ def streamlit_frontend() -> Path:
 COMPRESSED = (".js", ".css", ".svg", ".json", ".map", ".txt")  # fonts and images are compressed already
 
 
-def prepare_static(run: Path, source: Path | None = None) -> Path:
-    """`run`/static: a copy of streamlit's frontend files and, beside each text file, its gzip (nginx's
-    gzip_static sends it to browsers that accept gzip: 22 MB of JavaScript become 7, compressed once here,
-    about 0.7 s, rather than per request). Copies, readable by all, not links: nginx's workers run as
-    another user (nobody, when started by root), who may not read the installed package's folder."""
+APP_STATIC = "app-static"  # in the run folder: the app's own static/ (deploy/plotly_js.py), served at /app/static/
+
+
+def prepare_static(run: Path, source: Path | None = None, name: str = "static") -> Path:
+    """`run`/`name`: a copy of streamlit's frontend files (or of `source`) and, beside each text file, its
+    gzip (nginx's gzip_static sends it to browsers that accept gzip: 22 MB of JavaScript become 7,
+    compressed once here, about 0.7 s, rather than per request). Copies, readable by all, not links:
+    nginx's workers run as another user (nobody, when started by root), who may not read the installed
+    package's folder."""
     source = source or streamlit_frontend()
-    target = run / "static"
+    target = run / name
     target.mkdir(parents=True, exist_ok=True)
     os.chmod(run, 0o711)  # nginx's workers pass through the run folder to the files, and see nothing else there
     for path in source.rglob("*"):
@@ -145,6 +152,7 @@ class Cluster:
                 command = streamlit_command(port, *self.streamlit_args)
                 self.backends.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
             prepare_static(self.run)
+            prepare_static(self.run, plotly_js.STATIC, APP_STATIC)
             (self.run / "nginx.conf").write_text(render(f"127.0.0.1:{self.port}", self.backend_ports, self.run))
             self.nginx = subprocess.Popen(
                 [NGINX, "-p", str(self.run), "-c", str(self.run / "nginx.conf"), "-g", "daemon off;"],

@@ -63,6 +63,8 @@ def test_sticky_sessions_both_processes_serve_and_failover_restores_the_view():
             # the frontend's files came from nginx itself (no process named), none through an app process
             static = [r for r in log if r["uri"].startswith("/static/")]
             assert len(static) > 50 and all(r["port"] is None and r["status"] in ("200", "304") for r in static), static[:3]
+            plotly = [r for r in log if r["uri"].startswith("/app/static/plotly-cartesian-")]  # the charts' plotly.js too
+            assert plotly and all(r["port"] is None and r["status"] in ("200", "304") for r in plotly), plotly
 
             # A user on the first process changes the view (scaling off): it goes into the link.
             victim = cluster.backend_ports[0]

@@ -36,6 +36,8 @@ def test_nginx_configuration_hashes_a_sticky_cookie_onto_every_process(tmp_path)
     static = text.split("location /static/ {", 1)[1].split("\n        }\n", 1)[0]
     assert f"alias {tmp_path / 'static'}/;" in static and "gzip_static on;" in static and "proxy_pass" not in static  # nginx serves the frontend
     assert "text/javascript js mjs;" in static  # the browser runs module scripts only with a JavaScript type
+    app_static = text.split("location /app/static/ {", 1)[1].split("\n        }\n", 1)[0]  # the charts' plotly.js
+    assert f"alias {tmp_path / 'app-static'}/;" in app_static and "gzip_static on;" in app_static and "text/javascript js;" in app_static
 
 
 def test_the_frontend_folder_links_every_file_and_gzips_the_text_ones(tmp_path):

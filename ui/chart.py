@@ -5,8 +5,9 @@ and draws it from scratch, twice (again once its width is known). With eight cha
 page that was about 1.2 s of the browser's main thread per toggle at 16 tokens (CDP profile, quiet
 machine), where the server had sent every change within 0.22 s. This component keeps its chart and
 calls `Plotly.react`; a chart outside the window is drawn after the ones in it have been painted, or when
-it scrolls into view, or before printing. It uses the plotly.js that Streamlit's frontend ships (its chart chunk), so nothing is fetched
-from elsewhere; the chart looks as in a standalone export (the figure's own template).
+it scrolls into view, or before printing. It uses the cartesian bundle of the plotly package's plotly.js
+that `make install` fetched (deploy/plotly_js.py), served by the app; without it, the plotly.js inside
+Streamlit's own chart chunk. The chart looks as in a standalone export (the figure's own template).
 
 Under the plot, the component draws its own export buttons: PNG and SVG rendered by plotly.js in the
 browser (no Chromium on the server), HTML and CSV made by the server when clicked and sent once with the
@@ -49,6 +50,21 @@ def plotly_chunk() -> str | None:
 PLOTLY_CHUNK = plotly_chunk()
 
 
+def plotly_source() -> dict | None:
+    """Where the browser gets plotly.js: {"script": path} for the cartesian bundle that `make install`
+    put in static/ (deploy/plotly_js.py; a third of the code to evaluate), served at app/static/;
+    otherwise {"chunk": name} for Streamlit's chart chunk; None when neither is there."""
+    from deploy.plotly_js import installed
+
+    bundle = installed()
+    if bundle is not None:
+        return {"script": f"app/static/{bundle.name}"}
+    return {"chunk": PLOTLY_CHUNK} if PLOTLY_CHUNK else None
+
+
+PLOTLY = plotly_source()
+
+
 def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool, export: dict | None = None) -> bytes:
     """What the component receives for `fig`, given its JSON `spec`: one line of JSON about the chart,
     then the spec. Bytes, made once per figure: Streamlit sends bytes as they are, where a dict would be
@@ -65,7 +81,7 @@ def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool, expo
         "width": "content" if fig.layout.width else "stretch",
         "height": int(fig.layout.height or DEFAULT_HEIGHT),
         "clickable": clickable,
-        "plotly": PLOTLY_CHUNK,
+        "plotly": PLOTLY,
         "export": export,
     }
     return json.dumps(about).encode("utf-8") + b"\n" + spec_bytes
@@ -110,10 +126,10 @@ def load_plotly_early() -> None:
     """A hidden chart element at the top of every page that only loads plotly.js: on a cold start the chart
     component fetched Streamlit's 4.7 MB chunk only when the first chart's data arrived, then spent ~2 s
     evaluating it and drawing (CDP timeline, load ~6); started at once, first chart data → drawn went
-    from 3.6–4.8 s to 1.1–1.4 s. Nothing when the chunk was not found, or when this run already drew it
+    from 3.6–4.8 s to 1.1–1.4 s. Nothing when no plotly.js was found, or when this run already drew it
     (the first run of a process draws it from ui/__init__.py, before torch is imported, then calls `page`)."""
-    if PLOTLY_CHUNK and not _drawn_this_run(EARLY_KEY):
-        _component(key=EARLY_KEY, data=json.dumps({"preload": True, "plotly": PLOTLY_CHUNK}).encode("utf-8") + b"\n")
+    if PLOTLY and not _drawn_this_run(EARLY_KEY):
+        _component(key=EARLY_KEY, data=json.dumps({"preload": True, "plotly": PLOTLY}).encode("utf-8") + b"\n")
 
 
 FILES = "_chart_files"  # session state: {chart key: the file made on the server, waiting for the next run}

@@ -13,8 +13,8 @@
 //
 // Data (ui/chart.py, bytes): a line of JSON, then the figure as plotly JSON, then maybe a file. The line
 // holds version (changes with the figure), config (plotly's config: the camera button's file name and
-// scale), width ("stretch" or "content"), height (pixels), clickable, plotly (the file name of
-// Streamlit's chart chunk), export ({name, width, height, scale} of the PNG and SVG; null: no buttons)
+// scale), width ("stretch" or "content"), height (pixels), clickable, plotly (where plotly.js is:
+// loadPlotly), export ({name, width, height, scale} of the PNG and SVG; null: no buttons)
 // and maybe file ({name, mime, nonce, length}: the last `length` bytes are a file to save, once per
 // nonce). Triggers sent back: click {points: [{curve_number, point_index, x, y, customdata}]}, the shape
 // of Streamlit's own chart selection, so the same Python code reads both; export {format: "html" or
@@ -97,16 +97,34 @@ async function saveImage(data, format) {
 
 let plotlyPromise = null;
 
-function loadPlotly(name) {
-  // Streamlit's frontend bundles plotly.js in its chart chunk, which sets window.Plotly when it is
-  // evaluated; the chunk sits next to the frontend's entry script.
+function loadPlotly(source) {
+  // source (ui/chart.py, plotly_source): {script: "app/static/plotly-cartesian-….min.js"}, the cartesian
+  // bundle served by the app, loaded as a classic script (it sets window.Plotly); or {chunk: name}, the
+  // chunk of Streamlit's frontend that bundles plotly.js and sets window.Plotly when it is evaluated.
+  // Both are found from the frontend's entry script (<base>/static/js/index.….js), so a base URL path
+  // or a proxy in front changes nothing.
   if (window.Plotly) return Promise.resolve(window.Plotly);
   if (!plotlyPromise) {
     const entry = document.querySelector('script[type="module"][src*="/static/js/index."]');
-    if (!entry || !name) return Promise.reject(new Error("plotly.js was not found in the page"));
-    plotlyPromise = import(new URL(name, entry.src).href).then(() => {
+    if (!entry || !source) return Promise.reject(new Error("plotly.js was not found in the page"));
+    const loaded = () => {
       if (!window.Plotly) throw new Error("plotly.js did not load");
       return window.Plotly;
+    };
+    if (source.script) {
+      plotlyPromise = new Promise((resolve, reject) => {
+        const script = document.createElement("script");
+        script.src = new URL("../../" + source.script, entry.src).href;
+        script.async = true;
+        script.onload = resolve;
+        script.onerror = () => reject(new Error("plotly.js did not load"));
+        document.head.appendChild(script);
+      }).then(loaded);
+    } else {
+      plotlyPromise = import(new URL(source.chunk, entry.src).href).then(loaded);
+    }
+    plotlyPromise.catch(() => {
+      plotlyPromise = null; // a later chart tries again
     });
   }
   return plotlyPromise;
