@@ -67,7 +67,10 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
         page.wait_for_function(drawn, arg=boxes, timeout=30_000)
 
         stages = page.locator(STAGES).first
-        stages.evaluate("gd => { gd.__before = true; }")
+        stages.evaluate("gd => { gd.__before = true; gd.querySelector('.main-svg').__before = true; }")
+        camera = "gd => [gd._context.toImageButtonOptions.filename, gd.closest('.av-chart').__chart.wanted.config.toImageButtonOptions.filename]"
+        before_name, wanted = stages.evaluate(camera)
+        assert before_name == wanted and before_name.startswith("stages-l0-h0-")
         panel = lambda axis: stages.evaluate(f"gd => ({PANEL})(gd, '{axis}')")  # noqa: E731
         scaled = panel("x2")
         page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
@@ -79,6 +82,11 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
         )
         unscaled, raw = panel("x2"), panel("x")
         assert stages.evaluate("gd => gd.__before === true")  # the same plot element: updated, not drawn anew
+        # and plotly updated it (Plotly.react's diff), not purged and drew it from scratch: the camera
+        # button's file name, which names the view, is set in place, not through a new config
+        assert stages.evaluate("gd => gd.querySelector('.main-svg').__before === true")
+        after_name, wanted = stages.evaluate(camera)
+        assert after_name == wanted and after_name != before_name
         assert unscaled == pytest.approx(raw, abs=1e-4)  # scaling off: the second panel is the raw scores
         assert scaled == pytest.approx([v / 32**0.5 for v in raw], abs=1e-3)  # before: raw ÷ √d_k (d_k = 32)
         settle(page)
