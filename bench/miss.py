@@ -45,6 +45,7 @@ def page_builders(model) -> dict:
 
 def miss_times(model, text: str, pages: tuple[str, ...], repeats: int) -> dict[str, dict]:
     """{page: {figures_s, json_s, total_s (CPU), wall_s, n_figures}}: medians over `repeats` new views."""
+    from ui.figures import browser_json
     from viz.content.settings import Settings, run_model
 
     builders = page_builders(model)
@@ -62,7 +63,7 @@ def miss_times(model, text: str, pages: tuple[str, ...], repeats: int) -> dict[s
             content = builders[page](settings, trace)
             t1 = time.process_time()
             for figure in content.figures.values():
-                figure.to_json()  # what ui.figures.sent_to_browser makes once per figure
+                browser_json(figure)  # what ui.figures.sent_to_browser makes once per figure
             t2, w2 = time.process_time(), time.perf_counter()
             rows.append((t1 - t0, t2 - t1, w2 - w0, len(content.figures)))
         out[page] = dict(

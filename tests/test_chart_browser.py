@@ -182,3 +182,29 @@ def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server,
             settle(page)
             page.wait_for_timeout(1500)
         assert saved_again == []  # the file went with one rerun's data only, and was saved once
+
+
+def test_a_hover_text_sent_as_rows_and_columns_is_joined_before_plotly_draws(server):
+    """The value step's hover texts per cell go as their row and column parts (ui/figures.py, browser_json):
+    chart.js joins them, so plotly holds the figure's own text per cell and the hover names the token."""
+    from model import load_model
+    from viz.content import Settings, attention_page, run_model
+
+    text = "The cat sat on the mat."
+    settings = Settings(text=text)
+    model = load_model("toy")
+    fig = attention_page(settings, run_model(model, settings.sentences, settings.display), model=model).figures["value-step-L0-H0"]
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
+        page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
+        settle(page)
+        chart = page.locator(".av-chart").filter(has_text="z = pattern · V").locator(".js-plotly-plot")
+        chart.scroll_into_view_if_needed()
+        chart.locator(".main-svg").first.wait_for(timeout=30_000)
+        drawn = chart.evaluate("gd => gd.data.map(t => ({name: t.name, text: t.text || null, parts: 'av_text' in t}))")
+        want = {t.name: t.text.tolist() for t in fig.data if t.type == "heatmap"}
+        assert {t["name"]: t["text"] for t in drawn if t["name"] in want} == want
+        assert not any(t["parts"] for t in drawn)
+        hover = chart.evaluate("gd => { window.Plotly.Fx.hover(gd, {xval: 1, yval: 2}, 'x3y3'); return gd.querySelector('.hovertext')?.textContent || ''; }")
+        assert hover.startswith(f"query 2: {fig.data[2].meta['y_labels'][2]}key 1: 1")  # z's cell (2, 1): the token's name

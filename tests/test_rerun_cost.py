@@ -26,9 +26,9 @@ from viz.export import figure_to_csv
 class CountingFigure(go.Figure):
     """A figure that counts its conversions to plotly JSON (what the chart component is sent)."""
 
-    def to_json(self, *args, **kwargs):
+    def to_dict(self, *args, **kwargs):  # what ui.figures.browser_json converts
         self.__dict__["conversions"] = self.__dict__.get("conversions", 0) + 1
-        return super().to_json(*args, **kwargs)
+        return super().to_dict(*args, **kwargs)
 
 
 def test_a_figure_is_converted_once_however_often_it_is_shown():

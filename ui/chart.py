@@ -36,6 +36,7 @@ ASSETS = Path(__file__).parent / "components" / "chart"
 JS = (ASSETS / "chart.js").read_text(encoding="utf-8")
 CSS = (ASSETS / "chart.css").read_text(encoding="utf-8")
 DEFAULT_HEIGHT = 450  # plotly's, for a figure without its own
+TEXT_PARTS = "av_text"  # in a trace sent: {"rows", "cols"}, its text per cell as rows[i] + cols[j] (chart.js joins them)
 
 _component = st.components.v2.component("attention_viz.chart", js=JS, css=CSS, isolate_styles=False)
 
@@ -98,12 +99,22 @@ def with_file(data: bytes, file: dict) -> bytes:
 
 
 def read_chart_data(data: bytes) -> tuple[dict, dict]:
-    """(about, figure) from what `chart_data` made: what the browser reads."""
+    """(about, figure) from what `chart_data` made: what the browser reads, a trace's text per cell joined
+    again from its row and column parts (`TEXT_PARTS`) as chart.js joins it."""
     about, _, spec = data.partition(b"\n")
     about = json.loads(about)
     if about.get("file"):
         spec = spec[: len(spec) - about["file"]["length"]]
-    return about, json.loads(spec)
+    return about, join_text(json.loads(spec))
+
+
+def join_text(figure: dict) -> dict:
+    """`figure` with each trace's `TEXT_PARTS` replaced by the text per cell it stands for (chart.js: joinText)."""
+    for trace in figure.get("data", []):
+        parts = trace.pop(TEXT_PARTS, None)
+        if parts is not None:
+            trace["text"] = [[row + col for col in parts["cols"]] for row in parts["rows"]]
+    return figure
 
 
 def read_chart_file(data: bytes) -> bytes | None:

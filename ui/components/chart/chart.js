@@ -16,9 +16,10 @@
 // scale), width ("stretch" or "content"), height (pixels), clickable, plotly (where plotly.js is:
 // loadPlotly), export ({name, width, height, scale} of the PNG and SVG; null: no buttons)
 // and maybe file ({name, mime, nonce, length}: the last `length` bytes are a file to save, once per
-// nonce). Triggers sent back: click {points: [{curve_number, point_index, x, y, customdata}]}, the shape
-// of Streamlit's own chart selection, so the same Python code reads both; export {format: "html" or
-// "csv", seq}.
+// nonce). A heatmap's hover text per cell may come as av_text {rows, cols}: cell [i][j] is rows[i] +
+// cols[j] (joinText: n + m strings sent where there were n × m). Triggers sent back: click {points:
+// [{curve_number, point_index, x, y, customdata}]}, the shape of Streamlit's own chart selection, so the
+// same Python code reads both; export {format: "html" or "csv", seq}.
 
 export default function chart(component) {
   const { data, parentElement } = component;
@@ -40,6 +41,17 @@ export default function chart(component) {
 }
 
 const decoder = new TextDecoder();
+
+function joinText(figure) {
+  // a trace's text per cell, sent as its row and column parts (ui/figures.py, browser_json)
+  for (const trace of figure.data || []) {
+    const parts = trace.av_text;
+    if (!parts) continue;
+    delete trace.av_text;
+    trace.text = parts.rows.map((row) => parts.cols.map((col) => row + col));
+  }
+  return figure;
+}
 
 function read(data) {
   // one line of JSON about the chart, then the figure's JSON (parsed when drawn)
@@ -86,7 +98,7 @@ async function saveImage(data, format) {
   // PNG or SVG of the figure as the server sent it, at the server export's size (and the PNG's scale)
   const plan = data.export;
   const Plotly = await loadPlotly(data.plotly);
-  const figure = JSON.parse(decoder.decode(data.spec));
+  const figure = joinText(JSON.parse(decoder.decode(data.spec)));
   const image = await Plotly.toImage(
     { data: figure.data || [], layout: figure.layout || {}, config: {} },
     { format, width: plan.width, height: plan.height, scale: format === "png" ? plan.scale : 1, imageDataOnly: true },
@@ -276,7 +288,7 @@ function createView(parent) {
       view.drawing = true;
       loadPlotly(data.plotly)
         .then((Plotly) => {
-          const figure = JSON.parse(decoder.decode(data.spec));
+          const figure = joinText(JSON.parse(decoder.decode(data.spec)));
           const layout = figure.layout || {};
           lookOfThePage(layout, gd);
           if (data.width !== "content") {
