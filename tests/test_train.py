@@ -81,7 +81,9 @@ def test_training_is_reproducible_and_is_the_one_that_made_the_checkpoint(folder
     second_bytes, second_losses = _short_run(folder, causal)
     assert hashlib.sha256(first_bytes).digest() == hashlib.sha256(second_bytes).digest()
     assert first_losses == second_losses
-    assert [round(v, 4) for v in first_losses] == recorded_losses(folder)[:PREFIX_STEPS]
+    # the record's losses (rounded to 4 places) were made on another CPU: float sums in another order
+    # differ by up to 4e-6 of the loss after 25 steps (measured, 2026-11-25); another training differs by %
+    assert first_losses == pytest.approx(recorded_losses(folder)[:PREFIX_STEPS], rel=2e-5, abs=1e-4)
 
 
 def test_checkpoints_are_small():
