@@ -26,7 +26,22 @@ from ui.heads import open_clicked_head
 from ui.layout import open_head_box, show, show_notices, show_table
 from ui.style import stylesheet
 from ui.text import md
-from ui.view import FRESH, PageContext, Sidebar, apply_settings, draw_rest, guarded, key, presentation_bar, rest_of_the_view, sidebar
+from ui.view import (
+    FRESH,
+    NOTICES,
+    PageContext,
+    Sidebar,
+    apply_settings,
+    commit_view,
+    draw_controls,
+    draw_notices,
+    draw_rest,
+    guarded,
+    key,
+    presentation_bar,
+    rest_of_the_view,
+    sidebar,
+)
 
 SENTENCE, ATTENTION, FIGURES = "sentence", "attention", "figures"  # sidebar controls a page asks for
 
@@ -77,10 +92,20 @@ def page(title: str, icon: str, controls: tuple[str, ...] = (), body: Callable[[
 
 @st.fragment
 def _view_part(drawn: Sidebar, body: Callable[[PageContext], None], title: str) -> None:
-    """The sidebar's controls after the model box, the notices and the page's body (see `page`)."""
+    """The sidebar's controls after the model box, the notices and the page's body (see `page`).
+
+    The body is drawn first, then the controls into their place in the sidebar and the notices into their
+    container above the body: the browser gets the page's first chart before the twenty-odd elements of
+    the sidebar, which Streamlit's frontend would otherwise handle first (about 1 ms each)."""
     drawn = rest_of_the_view(drawn)
     start_view()  # this run draws every figure of the page: the zip holds these
-    body(draw_rest(drawn))
+    notices = st.container(key=NOTICES)
+    context = commit_view(drawn)
+    try:
+        body(context)
+    finally:  # a body that stops or fails early still leaves the controls (the widgets' values are read before)
+        draw_controls(drawn)
+        draw_notices(drawn, notices)
     download_all(title.lower().replace(" ", "-"))
 
 

@@ -296,7 +296,23 @@ def rest_of_the_view(drawn: Sidebar) -> Sidebar:
 
 def draw_rest(drawn: Sidebar) -> PageContext:
     """The sidebar's controls after the model box (sentence shown, attention, presentation, figures), the
-    link of the view and its notices."""
+    link of the view and its notices, in that order (a page without a body: `ui.page` draws the three
+    around the body itself)."""
+    draw_controls(drawn)
+    context = commit_view(drawn)
+    draw_notices(drawn, st.container(key=NOTICES))
+    return context
+
+
+def commit_view(drawn: Sidebar) -> PageContext:
+    """The view becomes the session's and the page's link (what the figures and the zip describe)."""
+    st.session_state["settings"] = drawn.context.settings
+    st.query_params.from_dict(to_query(drawn.context.settings))
+    return drawn.context
+
+
+def draw_controls(drawn: Sidebar) -> None:
+    """The controls after the model box, into the sidebar's place for them (`Sidebar.rest`)."""
     settings, model, trace = drawn.context.settings, drawn.context.model, drawn.context.trace
     side, controls = drawn.rest, drawn.controls
     if "sentence" in controls and len(trace.texts) > 1:
@@ -310,16 +326,19 @@ def draw_rest(drawn: Sidebar) -> PageContext:
         side.radio("Figure theme", ["screen", "print"], key=key("theme"), horizontal=True)
         side.select_slider("PNG resolution", options=[1, 2, 3, 4], value=2, key="png_scale", format_func=lambda s: f"{s}× ({96 * s} dpi)")
 
-    st.session_state["settings"] = settings
-    st.query_params.from_dict(to_query(settings))
-    # one container, always there, whatever it holds: the elements below keep their places in the page, so
-    # a toggle that brings a notice or the what-if badge updates the charts below rather than remounting them
-    with st.container(key="page_notices"):
+
+NOTICES = "page_notices"
+
+
+def draw_notices(drawn: Sidebar, box) -> None:
+    """The view's notices and the what-if badge into `box`: one container, always there, whatever it holds,
+    so the elements below keep their places in the page, and a toggle that brings a notice or the badge
+    updates the charts below rather than remounting them."""
+    with box:
         for notice in dict.fromkeys(drawn.notices):
             st.info(md(notice), icon="ℹ️")
-        if trace.what_ifs:
-            what_if_badge(trace)
-    return drawn.context
+        if drawn.context.trace.what_ifs:
+            what_if_badge(drawn.context.trace)
 
 
 def back_to_the_models_own() -> None:
