@@ -305,6 +305,8 @@ def test_an_attention_control_reruns_the_view_not_the_page_links_text_box_or_mod
         _quiet(page, frames)
         toggled = _sent_elements(frames)
         assert toggled.count("bidi_component") >= 5  # the charts came again (drawn in place, ui/chart.py)
+        # the body first: the first chart reaches the browser before the sidebar's controls (layer, heads…)
+        assert toggled.index("bidi_component") < min(toggled.index("slider"), toggled.index("multiselect"))
         from ui import PAGES
 
         assert toggled.count("page_link") == loaded.count("page_link") - len(PAGES)  # not the sidebar's links (the body has its own)
