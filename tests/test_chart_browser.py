@@ -184,16 +184,26 @@ def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server,
         assert saved_again == []  # the file went with one rerun's data only, and was saved once
 
 
-def test_a_hover_text_sent_as_rows_and_columns_is_joined_before_plotly_draws(server):
-    """The value step's hover texts per cell go as their row and column parts (ui/figures.py, browser_json):
-    chart.js joins them, so plotly holds the figure's own text per cell and the hover names the token."""
+def test_a_hover_text_sent_as_rows_and_columns_and_values_sent_as_digits_are_unpacked_before_plotly_draws(server):
+    """The value step's hover texts per cell go as their row and column parts, the output step's W_O (128 ×
+    128) as 4 significant digits (ui/figures.py, browser_json): chart.js unpacks them, so plotly holds the
+    figure's own text per cell, the hover names the token, and W_O holds the values Python decodes."""
+    import json
+
+    import numpy as np
+
+    from apptest_helpers import decode
     from model import load_model
+    from ui.chart import join_text
+    from ui.figures import browser_json
     from viz.content import Settings, attention_page, run_model
 
     text = "The cat sat on the mat."
     settings = Settings(text=text)
     model = load_model("toy")
-    fig = attention_page(settings, run_model(model, settings.sentences, settings.display), model=model).figures["value-step-L0-H0"]
+    figures = attention_page(settings, run_model(model, settings.sentences, settings.display), model=model).figures
+    fig, output_step = figures["value-step-L0-H0"], figures["output-step-L0"]
+    w_o = decode(next(t for t in join_text(json.loads(browser_json(output_step)))["data"] if t["name"] == "W_O")["z"])
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
@@ -208,3 +218,12 @@ def test_a_hover_text_sent_as_rows_and_columns_is_joined_before_plotly_draws(ser
         assert not any(t["parts"] for t in drawn)
         hover = chart.evaluate("gd => { window.Plotly.Fx.hover(gd, {xval: 1, yval: 2}, 'x3y3'); return gd.querySelector('.hovertext')?.textContent || ''; }")
         assert hover.startswith(f"query 2: {fig.data[2].meta['y_labels'][2]}key 1: 1")  # z's cell (2, 1): the token's name
+
+        chart = page.locator(".av-chart").filter(has_text="heads side by side").locator(".js-plotly-plot")
+        chart.scroll_into_view_if_needed()
+        chart.locator(".main-svg").first.wait_for(timeout=30_000)
+        drawn = chart.evaluate(
+            "gd => { const t = gd.data.find(t => t.name === 'W_O'); return {z: Array.from(t.z, row => Array.from(row)), packed: 'av_z' in t}; }"
+        )
+        assert not drawn["packed"] and np.array_equal(np.array(drawn["z"], dtype=np.float32), w_o)
+        np.testing.assert_allclose(w_o, next(t for t in output_step.data if t.name == "W_O").z, rtol=6e-4)

@@ -1,21 +1,38 @@
 """What the chart component is sent (ui.figures.browser_json): the figure itself in fewer bytes. A hover text
-per cell goes as its row and column parts, joined again by chart.js (in chromium: tests/test_chart_browser.py);
-the numbers are the figure's float32 arrays, unrounded."""
+per cell goes as its row and column parts, a large heatmap's values to the 4 significant digits its hover
+shows; chart.js unpacks both (in chromium: tests/test_chart_browser.py). The exports keep the figure's own."""
 
 from __future__ import annotations
 
 import json
+from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
-import pytest
 
 from apptest_helpers import decode
-from ui.chart import TEXT_PARTS, join_text
-from ui.figures import browser_json, outer_parts
+from ui.chart import DECIMAL_Z, TEXT_PARTS, join_text
+from ui.figures import DECIMAL_MIN_VALUES, browser_json, decimal_digits, outer_parts
 
 BASE64_FLOAT32 = 4 * 4 / 3  # bytes of JSON per float32 value in plotly's typed arrays (base64)
+BASE64_DECIMAL = 3 * 4 / 3  # and per value to 4 significant digits (ui.figures.decimal_digits)
+
+
+def shown(value) -> str:
+    """What plotly's hover `%{z:.4g}` shows of a float32 value: JavaScript's toPrecision(4) of it (its exact
+    decimal value rounded half up), here as digits and exponent; "" for a gap."""
+    if np.isnan(value):
+        return ""
+    exact = Decimal(float(value))
+    if exact == 0:
+        return "0"
+    digits = exact.scaleb(3 - exact.adjusted()).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+    return f"{digits}e{exact.adjusted()}" if abs(digits) < 10_000 else f"{digits / 10:.0f}e{exact.adjusted() + 1}"
+
+
+def same_digits(sent, original) -> bool:
+    return [shown(v) for v in np.asarray(sent, dtype=np.float32).ravel()] == [shown(v) for v in np.asarray(original, dtype=np.float32).ravel()]
 
 
 @lru_cache(maxsize=2)
@@ -37,26 +54,51 @@ def sent(fig: go.Figure) -> dict:
     return join_text(json.loads(browser_json(fig)))
 
 
-@pytest.mark.parametrize("n_tokens", [16, 128])
-def test_what_the_browser_draws_is_the_figure_itself(n_tokens):
-    """Every figure of the Attention page: the JSON sent, its text joined, equals `fig.to_json()` (numbers,
-    hover texts, layout): at 16 tokens the charts look exactly as before."""
-    *_, figures = attention_of(n_tokens)
+def rounded_traces(fig: go.Figure) -> list[str]:
+    """Check that `fig` arrives as `fig.to_json()` (every hover text, layout, value), except that a large
+    heatmap whose hover shows `%{z:.4g}` may arrive to those 4 digits; the names of those traces."""
+    want, got = json.loads(fig.to_json()), sent(fig)
+    rounded = []
+    for mine, theirs, made in zip(got["data"], want["data"], fig.data, strict=True):
+        if mine.get("z") != theirs.get("z"):
+            assert np.size(made.z) >= DECIMAL_MIN_VALUES and "%{z:.4g}" in made.hovertemplate, made.name
+            assert same_digits(decode(mine["z"]), made.z), made.name
+            np.testing.assert_allclose(decode(mine["z"]), made.z, rtol=6e-4)  # colours: 1/2000 of the value at most
+            mine.pop("z"), theirs.pop("z")
+            rounded.append(made.name)
+    assert got == want
+    return rounded
+
+
+def test_at_16_tokens_the_browser_draws_the_figure_itself():
+    """Every figure of the Attention page at 16 tokens (toy model): the JSON sent, unpacked, equals
+    `fig.to_json()`, every hover text and every float32 value; only the layer's W_O (128 × 128, whatever
+    the input) arrives to the 4 significant digits its hover shows."""
+    *_, figures = attention_of(16)
     assert {"value-step-L0-H0", "output-step-L0", "stages-L0-H0"} <= set(figures)
-    for figure_id, fig in figures.items():
-        assert sent(fig) == json.loads(fig.to_json()), figure_id
+    assert {figure_id: rounded_traces(fig) for figure_id, fig in figures.items() if rounded_traces(fig)} == {"output-step-L0": ["W_O"]}
+
+
+def test_at_128_tokens_large_heatmaps_arrive_to_the_digits_their_hover_shows():
+    """At 128 tokens the stages' 128 × 128 panels, the value step's pattern and the output step's arrays go
+    as 4 significant digits: every value shows the same digits in the hover; the rest is the figure's own."""
+    *_, figures = attention_of(128)
+    rounded = {figure_id: rounded_traces(fig) for figure_id, fig in figures.items()}
+    assert len(rounded["stages-L0-H0"]) == 4 and rounded["value-step-L0-H0"] == ["pattern"]
+    assert rounded["overview-all-heads"] == []  # its hover shows `%{z:.3f}`: sent as float32
 
 
 def test_the_value_step_at_512_tokens_sends_its_numbers_and_little_else():
-    """The value step at 512 tokens (toy model): the 512 × 512 pattern and V and z (512 × d_head each) as
-    float32 are 1.57 MB of base64, which the figure sent may exceed by at most 10 % (labels, meta, layout).
-    It sent 3.27 MB: 16,384 hover texts per panel for V and z ("query 5: bank<br>key 3: 3"), and plotly's
-    escape of every "/" of the base64 as "\\u002f"."""
+    """The value step at 512 tokens (toy model): the 512 × 512 pattern and V and z (512 × d_head each) to 4
+    significant digits are 1.18 MB of base64 (1.57 MB as float32), which the figure sent may exceed by at
+    most 10 % (labels, meta, layout). It sent 3.27 MB: 16,384 hover texts per panel for V and z
+    ("query 5: bank<br>key 3: 3"), float32, and plotly's escape of every "/" of the base64 as "\\u002f"."""
     _, trace, _, figures = attention_of(512)
     n, d_head = 512, trace.d_head
-    arrays = BASE64_FLOAT32 * (n * n + 2 * n * d_head)
+    arrays = BASE64_DECIMAL * (n * n + 2 * n * d_head)
     size = len(browser_json(figures["value-step-L0-H0"]).encode("utf-8"))
-    assert size <= 1.1 * arrays, f"{size / 1e6:.2f} MB sent for {arrays / 1e6:.2f} MB of float32 arrays"
+    assert size <= 1.1 * arrays, f"{size / 1e6:.2f} MB sent for {arrays / 1e6:.2f} MB of arrays"
+    assert size < 0.8 * BASE64_FLOAT32 * (n * n + 2 * n * d_head)
 
 
 def test_the_value_step_sent_at_512_tokens_shows_the_models_numbers_and_names_the_tokens():
@@ -66,12 +108,16 @@ def test_the_value_step_sent_at_512_tokens_shows_the_models_numbers_and_names_th
     spec = sent(fig)
     panels = {t["name"]: t for t in spec["data"]}
     stages = trace.stages(0)
-    np.testing.assert_array_equal(decode(panels["V"]["z"]), trace.v[0, 0, 0].numpy())  # unrounded float32
-    np.testing.assert_array_equal(decode(panels["z"]["z"]), stages.z[0, 0].numpy())
+    assert all(DECIMAL_Z in t for t in json.loads(raw)["data"] if t["type"] == "heatmap")
+    assert same_digits(decode(panels["V"]["z"]), trace.v[0, 0, 0].numpy())  # what the hover shows: the model's values
+    assert same_digits(decode(panels["z"]["z"]), stages.z[0, 0].numpy())
     pattern = decode(panels["pattern"]["z"])
     allowed = stages.mask[0, 0].numpy()
-    np.testing.assert_array_equal(pattern[allowed], stages.pattern[0, 0].numpy()[allowed])
+    assert same_digits(pattern[allowed], stages.pattern[0, 0].numpy()[allowed])
     assert np.isnan(pattern[~allowed]).all()  # masked cells are gaps
+    for made in fig.data:  # the figure, which the exports are made of, keeps float32
+        assert made.z.dtype == np.float32
+    np.testing.assert_array_equal(next(t for t in fig.data if t.name == "V").z, trace.v[0, 0, 0].numpy())
 
     for name in ("V", "z"):
         labels = panels[name]["meta"]["y_labels"]  # the tokens, made safe for plotly's HTML
@@ -107,3 +153,23 @@ def test_labels_with_slashes_quotes_and_backslashes_arrive_unchanged():
     fig = go.Figure(go.Heatmap(z=np.arange(36, dtype=np.float32).reshape(6, 6), text=[[f"{r}|{c}" for c in labels] for r in labels]))
     fig.update_layout(title=dict(text="\\u002f </script>"))
     assert sent(fig) == json.loads(fig.to_json())
+
+
+def test_four_significant_digits_round_as_the_hover_does():
+    """Half away from zero on the exact value, as JavaScript's toPrecision: 0.015625 (uniform attention over
+    64 keys) shows 0.01563; negative, tiny, huge and subnormal values, zeros and gaps survive."""
+    from ui.chart import decimal_values
+
+    values = np.array(
+        [0.015625, -0.015625, 1.0625, 0.99995, 0.999949, 9999.5, 12345.0, -3.14159265, 1e-30, 3e38, 1e-45, 0.0, -0.0, np.nan, 1.0, 0.1]
+        + list(np.random.default_rng(0).normal(scale=10.0, size=10_000)),
+        dtype=np.float32,
+    ).reshape(1, -1)
+    packed = decimal_digits(values)
+    assert len(packed) == 3 * values.size
+    import base64
+
+    back = decode(decimal_values({"shape": list(values.shape), "bdata": base64.b64encode(packed).decode()}))
+    assert same_digits(back, values)
+    assert shown(back[0, 0]) == "1563e-2" and back[0, 12] == 0 and np.isnan(back[0, 13])
+    assert decimal_digits(np.array([[1.0, np.inf]])) is None  # sent as float32 instead

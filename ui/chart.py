@@ -37,6 +37,8 @@ JS = (ASSETS / "chart.js").read_text(encoding="utf-8")
 CSS = (ASSETS / "chart.css").read_text(encoding="utf-8")
 DEFAULT_HEIGHT = 450  # plotly's, for a figure without its own
 TEXT_PARTS = "av_text"  # in a trace sent: {"rows", "cols"}, its text per cell as rows[i] + cols[j] (chart.js joins them)
+DECIMAL_Z = "av_z"  # in a trace sent: {"shape", "bdata"}, its z to 4 significant digits (ui.figures.decimal_digits)
+NAN_DIGITS = -32768  # the digits of a gap (NaN) in DECIMAL_Z
 
 _component = st.components.v2.component("attention_viz.chart", js=JS, css=CSS, isolate_styles=False)
 
@@ -109,12 +111,32 @@ def read_chart_data(data: bytes) -> tuple[dict, dict]:
 
 
 def join_text(figure: dict) -> dict:
-    """`figure` with each trace's `TEXT_PARTS` replaced by the text per cell it stands for (chart.js: joinText)."""
+    """`figure` as chart.js hands it to plotly (`unpack`): each trace's `TEXT_PARTS` replaced by the text per
+    cell it stands for, and its `DECIMAL_Z` by the float32 values it stands for (as plotly's {dtype, bdata, shape})."""
     for trace in figure.get("data", []):
         parts = trace.pop(TEXT_PARTS, None)
         if parts is not None:
             trace["text"] = [[row + col for col in parts["cols"]] for row in parts["rows"]]
+        decimal = trace.pop(DECIMAL_Z, None)
+        if decimal is not None:
+            trace["z"] = decimal_values(decimal)
     return figure
+
+
+def decimal_values(decimal: dict) -> dict:
+    """The float32 values that a `DECIMAL_Z` stands for, as plotly's typed array: digits × 10^power (as chart.js computes them)."""
+    import base64
+
+    import numpy as np
+
+    rows, cols = decimal["shape"]
+    packed = base64.b64decode(decimal["bdata"])
+    digits = np.frombuffer(packed, dtype="<i2", count=rows * cols).astype(np.float64)
+    power = np.frombuffer(packed, dtype="i1", offset=2 * rows * cols).astype(np.float64)
+    factor = np.array([float(f"1e{k}") for k in range(80)])[np.abs(power).astype(np.int64)]  # as chart.js's POWERS
+    values = np.where(power >= 0, digits * factor, digits / factor)
+    values[digits == NAN_DIGITS] = np.nan
+    return {"dtype": "f4", "bdata": base64.b64encode(values.astype("<f4").tobytes()).decode("ascii"), "shape": f"{rows}, {cols}"}
 
 
 def read_chart_file(data: bytes) -> bytes | None:

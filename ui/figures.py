@@ -3,6 +3,7 @@ zip of every figure of the view."""
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Callable
 from dataclasses import asdict
@@ -14,7 +15,7 @@ import plotly.graph_objects as go
 from plotly.io.json import to_json_plotly
 import streamlit as st
 
-from ui.chart import TEXT_PARTS, chart_data, draw_chart
+from ui.chart import DECIMAL_Z, NAN_DIGITS, TEXT_PARTS, chart_data, draw_chart
 from viz import apply_print_theme
 from viz.content.settings import to_query
 from viz.export import figure_to_csv, figure_to_html, figures_zip, plotly_config, safe_filename
@@ -70,21 +71,79 @@ def outer_parts(text) -> tuple[list[str], list[str]] | None:
     return rows, cols
 
 
-def browser_json(fig: go.Figure) -> str:
-    """`fig.to_json()` as the chart component is sent it: a heatmap's text per cell that is row strings
-    joined to column strings (`outer_parts`) goes as those n + m strings under `TEXT_PARTS`, and chart.js
-    joins them again before plotly draws. The figure itself keeps its text for the HTML export.
+DECIMAL_MIN_VALUES = 10_000  # a heatmap with fewer values goes as plotly writes it (float32): at 16 tokens, every value as ever
+POWERS = np.array([float(f"1e{k}") for k in range(80)])  # the doubles nearest 10^k (exact to 10^22), as chart.js's
 
-    The value step at 512 tokens (toy model) sent 3.27 MB, now 1.64 MB (its float32 arrays are 1.57 MB):
-    the hover texts of V and z (16,384 each) were 1.1 MB and plotly's escapes of "/" 0.29 MB; its JSON
-    took 27 ms of CPU, now 11 ms."""
+
+def decimal_digits(values) -> bytes | None:
+    """``values`` (any shape) rounded to 4 significant digits, as 3 bytes each: the digits (int16, ±1000 to
+    ±9999; 0 for zero, ``NAN_DIGITS`` for a gap) for every value, then each value's power of ten (int8).
+    ``%{z:.4g}`` in a hover shows the same digits as for the float32 value (one in 10⁴ of the colour
+    scale apart: at most one step of 255 in a cell's colour). None when a value is infinite or beyond
+    the powers an int8 holds."""
+    flat = np.asarray(values, dtype=np.float64).ravel()
+    if np.isinf(flat).any():
+        return None
+    digits = np.zeros(flat.shape, dtype=np.float64)
+    power = np.zeros(flat.shape, dtype=np.int64)
+    shown = np.isfinite(flat) & (flat != 0)
+    power[shown] = np.floor(np.log10(np.abs(flat[shown]))).astype(np.int64) - 3
+    if shown.any() and (power[shown].min() < -78 or power[shown].max() > 78):  # ±1 below still in POWERS
+        return None
+    digits[shown] = _scaled(flat[shown], power[shown])
+    for step, wrong in ((1, np.abs(digits) >= 10_000), (-1, shown & (np.abs(digits) < 1000))):  # log10 a hair off
+        power[wrong] += step
+        digits[wrong] = _scaled(flat[wrong], power[wrong])
+    digits[np.isnan(flat)] = NAN_DIGITS
+    return digits.astype("<i2").tobytes() + power.astype("i1").tobytes()
+
+
+def _scaled(values: np.ndarray, power: np.ndarray) -> np.ndarray:
+    """values ÷ 10^power (dividing or multiplying by an exact power of ten) rounded half away from zero,
+    as JavaScript's toPrecision rounds (plotly's `.4g`): 0.015625 is 0.01563, where numpy's round gives 0.01562."""
+    factor = POWERS[np.abs(power)]
+    scaled = np.where(power >= 0, values / factor, values * factor)
+    return np.copysign(np.floor(np.abs(scaled) + 0.5), scaled)
+
+
+def _decimal_z(z) -> dict | None:
+    """A heatmap's z (the figure's own array) in `DECIMAL_Z` form, or None to send it as plotly writes it."""
+    if not isinstance(z, np.ndarray) or z.ndim != 2 or z.dtype.kind != "f" or z.size < DECIMAL_MIN_VALUES:
+        return None
+    packed = decimal_digits(z)
+    return None if packed is None else {"shape": list(z.shape), "bdata": base64.b64encode(packed).decode("ascii")}
+
+
+def _shows_4_digits(trace: dict) -> bool:
+    """Whether the trace's hover shows z to 4 significant digits (`%{z:.4g}`) and nothing else of z (a
+    `%{z:.3f}` of a value rounded to 4 digits could differ in its last digit)."""
+    template = trace.get("hovertemplate")
+    return isinstance(template, str) and "%{z:.4g}" in template and template.count("%{z") == template.count("%{z:.4g}") and "texttemplate" not in trace
+
+
+def browser_json(fig: go.Figure) -> str:
+    """`fig.to_json()` as the chart component is sent it, for chart.js to unpack before plotly draws:
+
+    - a heatmap's text per cell that is row strings joined to column strings (`outer_parts`) goes as those
+      n + m strings under `TEXT_PARTS`;
+    - a heatmap of at least `DECIMAL_MIN_VALUES` values whose hover shows them as `%{z:.4g}` sends them to
+      4 significant digits, 3 bytes a value (`decimal_digits`) where float32 takes 4, under `DECIMAL_Z`;
+    - no escapes for JSON inside HTML (`_json`).
+
+    The figure keeps its text and float32 values: the HTML and CSV exports are made from it. The value step
+    at 512 tokens (toy model) sent 3.27 MB, then 1.64 MB without the hover texts of V and z (16,384 each:
+    1.1 MB) and the escapes of "/" (0.29 MB), now 1.24 MB."""
     spec = fig.to_dict()
-    for trace in spec.get("data", []):
+    for trace, made in zip(spec.get("data", []), fig.data, strict=True):
         trace.pop("uid", None)  # as fig.to_json() leaves it out
         parts = outer_parts(trace["text"]) if trace.get("type") == "heatmap" and "text" in trace else None
         if parts is not None:
             del trace["text"]
             trace[TEXT_PARTS] = {"rows": parts[0], "cols": parts[1]}
+        decimal = _decimal_z(made.z) if trace.get("type") == "heatmap" and _shows_4_digits(trace) else None
+        if decimal is not None:
+            del trace["z"]
+            trace[DECIMAL_Z] = decimal
     return _json(spec)
 
 

@@ -17,7 +17,8 @@
 // loadPlotly), export ({name, width, height, scale} of the PNG and SVG; null: no buttons)
 // and maybe file ({name, mime, nonce, length}: the last `length` bytes are a file to save, once per
 // nonce). A heatmap's hover text per cell may come as av_text {rows, cols}: cell [i][j] is rows[i] +
-// cols[j] (joinText: n + m strings sent where there were n × m). Triggers sent back: click {points:
+// cols[j] (n + m strings sent where there were n × m); its z as av_z {shape, bdata}: 4 significant digits
+// in 3 bytes a value where float32 takes 4 (unpack). Triggers sent back: click {points:
 // [{curve_number, point_index, x, y, customdata}]}, the shape of Streamlit's own chart selection, so the
 // same Python code reads both; export {format: "html" or "csv", seq}.
 
@@ -42,15 +43,39 @@ export default function chart(component) {
 
 const decoder = new TextDecoder();
 
-function joinText(figure) {
-  // a trace's text per cell, sent as its row and column parts (ui/figures.py, browser_json)
+function unpack(figure) {
+  // a trace's text per cell, sent as its row and column parts, and its z, sent as 4 significant digits
+  // (ui/figures.py, browser_json)
   for (const trace of figure.data || []) {
     const parts = trace.av_text;
-    if (!parts) continue;
-    delete trace.av_text;
-    trace.text = parts.rows.map((row) => parts.cols.map((col) => row + col));
+    if (parts) {
+      delete trace.av_text;
+      trace.text = parts.rows.map((row) => parts.cols.map((col) => row + col));
+    }
+    if (trace.av_z) {
+      trace.z = decimalValues(trace.av_z);
+      delete trace.av_z;
+    }
   }
   return figure;
+}
+
+const NAN_DIGITS = -32768;
+const POWERS = Array.from({ length: 80 }, (_, k) => Number(`1e${k}`)); // the doubles nearest 10^k, as ui/figures.py's
+
+function decimalValues({ shape, bdata }) {
+  // n digits (int16) then n powers of ten (int8): value = digits × 10^power, as rows of float32
+  const [rows, cols] = shape;
+  const n = rows * cols;
+  const bytes = base64Bytes(bdata);
+  const digits = new Int16Array(bytes.buffer, 0, n);
+  const power = new Int8Array(bytes.buffer, 2 * n, n);
+  const values = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const p = power[i];
+    values[i] = digits[i] === NAN_DIGITS ? NaN : p >= 0 ? digits[i] * POWERS[p] : digits[i] / POWERS[-p];
+  }
+  return Array.from({ length: rows }, (_, r) => values.subarray(r * cols, (r + 1) * cols));
 }
 
 function read(data) {
@@ -98,7 +123,7 @@ async function saveImage(data, format) {
   // PNG or SVG of the figure as the server sent it, at the server export's size (and the PNG's scale)
   const plan = data.export;
   const Plotly = await loadPlotly(data.plotly);
-  const figure = joinText(JSON.parse(decoder.decode(data.spec)));
+  const figure = unpack(JSON.parse(decoder.decode(data.spec)));
   const image = await Plotly.toImage(
     { data: figure.data || [], layout: figure.layout || {}, config: {} },
     { format, width: plan.width, height: plan.height, scale: format === "png" ? plan.scale : 1, imageDataOnly: true },
@@ -288,7 +313,7 @@ function createView(parent) {
       view.drawing = true;
       loadPlotly(data.plotly)
         .then((Plotly) => {
-          const figure = joinText(JSON.parse(decoder.decode(data.spec)));
+          const figure = unpack(JSON.parse(decoder.decode(data.spec)));
           const layout = figure.layout || {};
           lookOfThePage(layout, gd);
           if (data.width !== "content") {
