@@ -71,6 +71,9 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
         camera = "gd => [gd._context.toImageButtonOptions.filename, gd.closest('.av-chart').__chart.wanted.config.toImageButtonOptions.filename]"
         before_name, wanted = stages.evaluate(camera)
         assert before_name == wanted and before_name.startswith("stages-l0-h0-")
+        rows = page.locator(".av-chart").filter(has_text="How peaked is each query row?").locator(".js-plotly-plot")
+        rows_version = rows.evaluate("gd => gd.closest('.av-chart').__chart.shown")
+        rows_before_name = rows.evaluate(camera)[0]
         panel = lambda axis: stages.evaluate(f"gd => ({PANEL})(gd, '{axis}')")  # noqa: E731
         scaled = panel("x2")
         page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
@@ -87,6 +90,13 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
         assert stages.evaluate("gd => gd.querySelector('.main-svg').__before === true")
         after_name, wanted = stages.evaluate(camera)
         assert after_name == wanted and after_name != before_name
+        # a chart whose figure the toggle did not change (how peaked each row is: it compares both) is not
+        # drawn again, nor faded as waiting below the window, but its camera button names the new view
+        settle(page)
+        assert rows.evaluate("gd => gd.closest('.av-chart').__chart.shown") == rows_version
+        assert "av-chart-stale" not in rows.evaluate("gd => gd.closest('.av-chart').className")
+        rows_name, rows_wanted = rows.evaluate(camera)
+        assert rows_name == rows_wanted and rows_name != rows_before_name and rows_name.startswith("row-stats-")
         assert unscaled == pytest.approx(raw, abs=1e-4)  # scaling off: the second panel is the raw scores
         assert scaled == pytest.approx([v / 32**0.5 for v in raw], abs=1e-3)  # before: raw ÷ √d_k (d_k = 32)
         settle(page)

@@ -44,7 +44,11 @@ def test_a_figure_is_converted_once_however_often_it_is_shown():
     changed = CountingFigure(go.Heatmap(z=[[0.25, 0.75], [0.0, 1.0]], name="pattern"))
     assert read_chart_data(chart_data(changed, changed.to_json(), {}, clickable=False))[0]["version"] != about["version"]
     rescaled = read_chart_data(chart_data(fig, fig.to_json(), {"displaylogo": False, "toImageButtonOptions": {"scale": 3}}, clickable=False))[0]
-    assert rescaled["version"] != about["version"]  # the camera button's new scale reaches the browser
+    # the camera button's new scale (or file name) reaches the browser, which sets it in place: the same
+    # figure is not drawn again for it (chart.js)
+    assert rescaled["config"]["toImageButtonOptions"] == {"scale": 3} and rescaled["version"] == about["version"]
+    reconfigured = read_chart_data(chart_data(fig, fig.to_json(), {"displaylogo": True}, clickable=False))[0]
+    assert reconfigured["version"] != about["version"]  # the rest of the config is plotly's: drawn again
     made = []
     for variant in ((2, 0), (2, 0), (3, 1), (2, 0)):  # only the latest variant is kept
         made_once(fig, "clickable", lambda v=variant: made.append(v) or len(made), variant=variant)

@@ -77,7 +77,10 @@ def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool, expo
     `name`.png, width × height layout pixels, PNG at `scale`), and its HTML and CSV buttons; None: no
     buttons. Not part of the version: the buttons read it when clicked, the chart is not redrawn for it."""
     spec_bytes = spec.encode("utf-8")
-    drawn_with = json.dumps([config, clickable], sort_keys=True).encode("utf-8")  # a new file name or PNG scale redraws too
+    # the camera button's options (its file name names the view, its scale is the PNG resolution) are set
+    # in place by the browser (chart.js): a figure that did not change is not drawn again for them
+    plotted = {name: value for name, value in config.items() if name != "toImageButtonOptions"}
+    drawn_with = json.dumps([plotted, clickable], sort_keys=True).encode("utf-8")
     about = {
         "version": hashlib.blake2b(spec_bytes + drawn_with, digest_size=8).hexdigest(),
         "config": config,

@@ -276,6 +276,7 @@ function createView(parent) {
       if (data.export) describeExports(data.export);
       gd.style.minHeight = `${data.height}px`; // the page keeps its layout while the chart waits
       if (view.shown === data.version) {
+        camera(data); // the figure is drawn already: only the camera button's options follow the view
         waiting.delete(view);
         stale.delete(view);
         box.classList.remove("av-chart-stale");
@@ -332,7 +333,7 @@ function createView(parent) {
           const config = Object.assign({}, rest, toImageButtonOptions ? { toImageButtonOptions } : {});
           const done = first || stable !== view.config ? Plotly.react(gd, figure.data || [], layout, config) : Plotly.react(gd, figure.data || [], layout);
           view.config = stable;
-          if (gd._context) gd._context.toImageButtonOptions = Object.assign({}, toImageButtonOptions || {});
+          camera(data);
           // how long each drawing took, when the browser benchmark asks (bench/browser.py sets the list)
           if (window.__avChartTimes) window.__avChartTimes.push([started, performance.now() - started, view.visible]);
           view.shown = data.version;
@@ -353,6 +354,12 @@ function createView(parent) {
         });
     },
   };
+
+  function camera(data) {
+    // plotly reads the camera button's options when it is clicked (the version of the data leaves them out)
+    const options = (data.config || {}).toImageButtonOptions;
+    if (gd._context) gd._context.toImageButtonOptions = Object.assign({}, options || {});
+  }
 
   function listen(Plotly) {
     gd.on("plotly_click", (event) => {
