@@ -25,9 +25,11 @@ def body(context):
             right.selectbox(
                 "Focus window around", [-1, *range(len(labels))], key=key("focus"), format_func=lambda i: "the middle" if i < 0 else f"{i}: {labels[i]}"
             )
-        scaled = r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if s.scaling else r"S' = S \;\text{(unscaled)}"
-        masked = r"S''_{ij} = \begin{cases} S'_{ij} & j \text{ allowed} \\ -\infty & j \text{ masked} \end{cases}"
-        st.latex(r"S = Q K^{\top} \qquad %s \qquad %s \qquad A = \mathrm{softmax}(S''/T),\ T = %g" % (scaled, masked, s.temperature))
+        columns = st.columns([2, 3, 4, 4])
+        columns[0].latex(r"S = Q K^{\top}")
+        columns[1].latex(r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if s.scaling else r"S' = S \;\text{(unscaled)}")
+        columns[2].latex(r"S''_{ij} = \begin{cases} S'_{ij} & j \text{ allowed} \\ -\infty & j \text{ masked} \end{cases}")
+        columns[3].latex(r"A = \mathrm{softmax}(S''/T),\ T = %g" % s.temperature)
 
         def clicked_part(content):  # a click on a token, a cell or "Word level" reruns only this part
             for h in s.heads:

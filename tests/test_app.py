@@ -80,7 +80,7 @@ def test_attention_stages_follow_the_maths_and_the_toggles():
     at.sidebar.toggle(key="w_scaling").set_value(False).run()
     stages = stages_chart(at, 2)
     np.testing.assert_allclose(stages["÷ √d_k"], stages["raw Q·Kᵀ"], rtol=1e-6)
-    assert "S = Q" in at.latex[0].value and "unscaled" in at.latex[0].value and "sqrt{d_k}" not in at.latex[0].value
+    assert "S = Q" in at.latex[0].value and "unscaled" in at.latex[1].value
     assert at.query_params["scale"] == "0" and at.query_params["mask"] == "none"
 
 
