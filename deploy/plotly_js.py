@@ -69,10 +69,10 @@ def extract(tarball: Path, plotly_version: str, folder: Path | None = None) -> P
 def fetch(folder: Path | None = None, npm: str = "npm") -> Path:
     """The bundle in `folder` (static/), fetched with `npm pack` unless it is there already."""
     folder = folder or STATIC
+    there = installed(folder)
+    if there is not None:
+        return there
     plotly_version = version()
-    target = folder / file_name(plotly_version)
-    if target.is_file() and target.stat().st_size > 0:
-        return target
     if shutil.which(npm) is None:
         raise RuntimeError("npm was not found")
     with tempfile.TemporaryDirectory() as scratch:

@@ -39,6 +39,7 @@ DEFAULT_HEIGHT = 450  # plotly's, for a figure without its own
 TEXT_PARTS = "av_text"  # in a trace sent: {"rows", "cols"}, its text per cell as rows[i] + cols[j] (chart.js joins them)
 DECIMAL_Z = "av_z"  # in a trace sent: {"shape", "bdata"}, its z to 4 significant digits (ui.figures.decimal_digits)
 NAN_DIGITS = -32768  # the digits of a gap (NaN) in DECIMAL_Z
+POWERS = tuple(float(f"1e{k}") for k in range(80))  # the doubles nearest 10^k (exact to 10^22), as chart.js's POWERS
 
 _component = st.components.v2.component("attention_viz.chart", js=JS, css=CSS, isolate_styles=False)
 
@@ -136,7 +137,7 @@ def decimal_values(decimal: dict) -> dict:
     packed = base64.b64decode(decimal["bdata"])
     digits = np.frombuffer(packed, dtype="<i2", count=rows * cols).astype(np.float64)
     power = np.frombuffer(packed, dtype="i1", offset=2 * rows * cols).astype(np.float64)
-    factor = np.array([float(f"1e{k}") for k in range(80)])[np.abs(power).astype(np.int64)]  # as chart.js's POWERS
+    factor = np.array(POWERS)[np.abs(power).astype(np.int64)]
     values = np.where(power >= 0, digits * factor, digits / factor)
     values[digits == NAN_DIGITS] = np.nan
     return {"dtype": "f4", "bdata": base64.b64encode(values.astype("<f4").tobytes()).decode("ascii"), "shape": f"{rows}, {cols}"}

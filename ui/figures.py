@@ -16,6 +16,7 @@ from plotly.io.json import to_json_plotly
 import streamlit as st
 
 from ui.chart import DECIMAL_Z, NAN_DIGITS, TEXT_PARTS, chart_data, draw_chart
+from ui.chart import POWERS as DOUBLE_POWERS
 from viz import apply_print_theme
 from viz.content.settings import to_query
 from viz.export import figure_to_csv, figure_to_html, figures_zip, plotly_config, safe_filename
@@ -72,7 +73,7 @@ def outer_parts(text) -> tuple[list[str], list[str]] | None:
 
 
 DECIMAL_MIN_VALUES = 10_000  # a heatmap with fewer values goes as plotly writes it (float32): at 16 tokens, every value as ever
-POWERS = np.array([float(f"1e{k}") for k in range(80)])  # the doubles nearest 10^k (exact to 10^22), as chart.js's
+POWERS = np.array(DOUBLE_POWERS)  # the doubles nearest 10^k, as chart.js's
 
 
 def decimal_digits(values) -> bytes | None:

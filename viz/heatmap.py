@@ -94,9 +94,9 @@ def heatmap_trace(
 
 
 def mask_marks(masked: np.ndarray | None, *, xaxis: str = "x", yaxis: str = "y", panel_px: float = 420) -> dict | None:
-    """An "×" on every masked cell, for matrices of at most 40 per side (a scatter trace as plotly JSON).
+    """A cross on every masked cell, for matrices of at most 40 per side (a scatter trace as plotly JSON).
 
-    The mark is sized to half a cell of a panel about ``panel_px`` pixels wide, so neighbouring
+    The mark is sized to about a quarter of a cell of a panel about ``panel_px`` pixels wide, so neighbouring
     marks never touch (the print theme leaves decorations at this size).
     """
     if masked is None or max(masked.shape) > MAX_MARKED_SIDE or not masked.any():
