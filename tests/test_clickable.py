@@ -3,34 +3,37 @@
 import numpy as np
 
 from model import load_model
-from viz.clickable import CELL_TARGET, MAX_CELL_TARGETS, add_cell_targets, add_tile_targets, clicked_cell, clicked_tile
+from viz.clickable import add_cell_targets, add_tile_targets, clicked_cell, clicked_tile
 from viz.export import figure_to_csv
 from viz.overview import heads_overview
 from viz.content.attention import pattern_of_head
 
 
-def test_every_cell_gets_a_target_and_a_click_reads_back_query_and_key():
-    trace = load_model("toy").trace(["The cat sat on the mat."])
+def test_a_click_on_a_cell_or_on_a_masked_cells_cross_reads_back_query_and_key():
+    trace = load_model("toy").trace(["The cat sat on the mat."])  # causal: the cells above the diagonal are masked
     fig = pattern_of_head(trace, 0, 0, 1)
-    csv_before = figure_to_csv(fig)
-    n = trace.input_ids.shape[1]
-    assert add_cell_targets(fig, n, n)
-    targets = fig.data[-1]
-    assert targets.name == CELL_TARGET and len(targets.x) == n * n
-    assert {(int(y), int(x)) for x, y in zip(targets.x, targets.y)} == {(q, k) for q in range(n) for k in range(n)}
-    assert figure_to_csv(fig) == csv_before  # the targets are not data
-    selection = {"points": [{"curve_number": len(fig.data) - 1, "point_index": 17, "x": 3.0, "y": 2.0}]}
-    assert clicked_cell(selection, fig) == (2, 3)
-    assert clicked_cell({"points": [{"curve_number": 0, "x": 3, "y": 2}]}, fig) is None  # the heatmap itself
+    before = (figure_to_csv(fig), len(fig.data), [t.type for t in fig.data])
+    assert add_cell_targets(fig)
+    assert (figure_to_csv(fig), len(fig.data), [t.type for t in fig.data]) == before  # nothing added, no data changed
+    assert fig.layout.clickmode == "event"  # a click selects nothing: no trace is dimmed
+    heat = next(i for i, t in enumerate(fig.data) if t.type == "heatmap")
+    crosses = next(i for i, t in enumerate(fig.data) if t.name == "masked")
+    assert clicked_cell({"points": [{"curve_number": heat, "point_index": [2, 1], "x": 1, "y": 2}]}, fig) == (2, 1)
+    query, key = (int(v) for v in fig.data[crosses].customdata[7 * 3])  # the fourth masked cell's cross
+    assert key > query
+    assert clicked_cell({"points": [{"curve_number": crosses, "point_index": 21, "x": 9.9, "y": 9.9, "customdata": [query, key]}]}, fig) == (query, key)
+    assert clicked_cell({"points": [{"curve_number": len(fig.data), "x": 3, "y": 2}]}, fig) is None  # no such trace
     assert clicked_cell(None, fig) is None
 
 
-def test_too_many_cells_are_left_unclickable():
+def test_only_the_heatmap_on_the_given_axes_answers_clicks():
     import plotly.graph_objects as go
 
-    fig = go.Figure()
-    side = int(np.sqrt(MAX_CELL_TARGETS)) + 1
-    assert not add_cell_targets(fig, side, side) and len(fig.data) == 0
+    fig = go.Figure([go.Heatmap(z=np.eye(3)), go.Heatmap(z=np.eye(3), xaxis="x2", yaxis="y2")])
+    assert not add_cell_targets(fig, xaxis="x3", yaxis="y3")  # no heatmap there
+    assert add_cell_targets(fig, xaxis="x2", yaxis="y2")
+    assert clicked_cell({"points": [{"curve_number": 0, "x": 1, "y": 0}]}, fig) is None
+    assert clicked_cell({"points": [{"curve_number": 1, "x": 1, "y": 0}]}, fig) == (0, 1)
 
 
 def test_overview_tiles_name_their_layer_and_head():

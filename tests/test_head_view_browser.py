@@ -227,6 +227,17 @@ def test_real_app_heatmap_cell_sets_the_worked_example(server, page, real_patter
     table_weights(page, 5)  # the head view pinned the cell's query
 
 
+def test_real_app_a_masked_cell_hovers_as_masked_and_its_click_sets_the_worked_example(server, page, real_pattern):
+    open_attention(page, server, text=REAL_TEXT)
+    chart = page.locator(".js-plotly-plot").first
+    query, key = 1, 4  # a key after the query: masked in the causal toy model, a gap with a cross
+    assert float(real_pattern[0, query, key]) == 0
+    click_plot(page, chart, key + 0.02, query + 0.02, axes=("xaxis4", "yaxis4"))  # near, not on, the centre
+    assert f"masked: query {query} may not attend to key {key}" in chart.evaluate("gd => gd.querySelector('.hoverlayer').textContent")
+    wait_for_query(page, "cell", f"{query},{key}")
+    expect_worked_example(page, f"“{REAL_TOKENS[query]}” gives weight 0.0000 to “{REAL_TOKENS[key]}”")
+
+
 def test_real_app_overview_tile_opens_its_head_and_scrolls_to_it(server, page):
     open_attention(page, server, text=REAL_TEXT)
     overview = page.locator(".js-plotly-plot").filter(has_text="attention patterns of every head")

@@ -227,7 +227,7 @@ def _clickable_stages(figure, n: int, cell: tuple) -> tuple:
     from viz.clickable import add_cell_targets, mark_cell
 
     fig = plain.copy(figure)
-    clickable = n <= FULL_RESOLUTION and add_cell_targets(fig, n, n, xaxis="x4", yaxis="y4")
+    clickable = n <= FULL_RESOLUTION and add_cell_targets(fig, xaxis="x4", yaxis="y4")
     if clickable and cell[0] is not None:
         mark_cell(fig, *cell, xaxis="x4", yaxis="y4")
     return fig, clickable

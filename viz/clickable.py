@@ -1,10 +1,11 @@
-"""Click targets on heatmaps: a transparent marker at the centre of every cell (or overview tile).
+"""Clicks on heatmap cells and overview tiles, read back from the chart's click.
 
-plotly.js reports no selection for clicks on a heatmap, but it does for scatter points; a layer of
-invisible markers makes each cell (each tile of the all-heads overview) a point the app can read
-back from a click on the chart (ui/chart.py sends the selection in the shape that
-`st.plotly_chart(..., on_select="rerun")` gives). The markers carry the decoration role, so CSV
-exports leave them out, and no hover of their own, so the heatmap's hover text still shows.
+A cell of an attention heatmap is clicked on the heatmap itself: plotly.js reports the cell's column and
+row as the point's x and y (the axes are positions). Masked cells are gaps without hover, so there the
+click lands on the masked-cell crosses (``viz.heatmap.mask_marks``), whose points carry (query, key).
+The traces that answer a click say so in their ``meta`` ("click"). The tiles of the all-heads overview
+get a layer of invisible markers, one per tile. ui/chart.py sends a click in the shape that
+`st.plotly_chart(..., on_select="rerun")` gives.
 """
 
 from __future__ import annotations
@@ -16,10 +17,6 @@ from ._common import DECORATION_META
 
 CELL_TARGET = "cell target"
 TILE_TARGET = "tile target"
-# Beyond this many cells a heatmap is not made clickable (the page says so; the head view and the worked
-# example's boxes still choose a cell). Each cell is an invisible marker that chromium styles on every redraw:
-# at 128 × 128 that took about 4 s of the browser's main thread per toggle (CDP profile, python -m bench --browser).
-MAX_CELL_TARGETS = 64 * 64
 
 
 def _targets(x, y, name: str, size: float, xaxis: str = "x", yaxis: str = "y", customdata=None) -> go.Scatter:
@@ -38,13 +35,22 @@ def _targets(x, y, name: str, size: float, xaxis: str = "x", yaxis: str = "y", c
     )
 
 
-def add_cell_targets(fig: go.Figure, n_query: int, n_key: int, *, xaxis: str = "x", yaxis: str = "y") -> bool:
-    """Make the cells of a `[query_pos, key_pos]` heatmap on these axes clickable; False when it is too big."""
-    if n_query * n_key > MAX_CELL_TARGETS:
+def add_cell_targets(fig: go.Figure, *, xaxis: str = "x", yaxis: str = "y") -> bool:
+    """Make the cells of the heatmap on these axes clickable (and its masked cells' crosses); False when
+    there is no heatmap there. Nothing is added to the figure: an invisible marker per cell, as this once
+    was, cost the browser about 7 of a toggle's 47 ms of redrawing the stages chart at 16 tokens, and
+    4 s at 128 × 128 (chromium)."""
+
+    def on_axes(trace) -> bool:
+        return (trace.xaxis or "x") == xaxis and (trace.yaxis or "y") == yaxis
+
+    heatmaps = [trace for trace in fig.data if trace.type == "heatmap" and on_axes(trace)]
+    if not heatmaps:
         return False
-    keys, queries = np.meshgrid(np.arange(n_key), np.arange(n_query))
-    fig.add_trace(_targets(keys.ravel(), queries.ravel(), CELL_TARGET, 6, xaxis, yaxis))
-    fig.update_layout(clickmode="event+select")
+    crosses = [trace for trace in fig.data if trace.type == "scatter" and trace.name == "masked" and on_axes(trace)]
+    for trace in heatmaps + crosses:
+        trace.meta = {**(trace.meta or {}), "click": CELL_TARGET}
+    fig.update_layout(clickmode="event")
     return True
 
 
@@ -69,11 +75,19 @@ def _points(selection) -> list[dict]:
 
 
 def clicked_cell(selection, fig: go.Figure) -> tuple[int, int] | None:
-    """(query, key) of a clicked cell target of `fig`, from a click's selection ({"points": [...]})."""
+    """(query, key) of a clicked cell of `fig` (see `add_cell_targets`), from a click's selection ({"points": [...]})."""
     for point in _points(selection):
         curve = point.get("curve_number")
-        if curve is not None and curve < len(fig.data) and fig.data[curve].name == CELL_TARGET:
+        if curve is None or not 0 <= curve < len(fig.data):
+            continue
+        trace = fig.data[curve]
+        if not isinstance(trace.meta, dict) or trace.meta.get("click") != CELL_TARGET:
+            continue
+        if trace.type == "heatmap":
             return int(round(point["y"])), int(round(point["x"]))
+        cell = point.get("customdata")
+        if isinstance(cell, (list, tuple)) and len(cell) == 2:
+            return int(cell[0]), int(cell[1])
     return None
 
 
