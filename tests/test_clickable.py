@@ -19,9 +19,9 @@ def test_a_click_on_a_cell_or_on_a_masked_cells_cross_reads_back_query_and_key()
     heat = next(i for i, t in enumerate(fig.data) if t.type == "heatmap")
     crosses = next(i for i, t in enumerate(fig.data) if t.name == "masked")
     assert clicked_cell({"points": [{"curve_number": heat, "point_index": [2, 1], "x": 1, "y": 2}]}, fig) == (2, 1)
-    query, key = (int(v) for v in fig.data[crosses].customdata[7 * 3])  # the fourth masked cell's cross
+    key, query = fig.data[crosses].x[3], fig.data[crosses].y[3]  # the fourth masked cell's cross
     assert key > query
-    assert clicked_cell({"points": [{"curve_number": crosses, "point_index": 21, "x": 9.9, "y": 9.9, "customdata": [query, key]}]}, fig) == (query, key)
+    assert clicked_cell({"points": [{"curve_number": crosses, "point_index": 3, "x": key, "y": query}]}, fig) == (query, key)
     assert clicked_cell({"points": [{"curve_number": len(fig.data), "x": 3, "y": 2}]}, fig) is None  # no such trace
     assert clicked_cell(None, fig) is None
 

@@ -233,7 +233,7 @@ def test_real_app_a_masked_cell_hovers_as_masked_and_its_click_sets_the_worked_e
     query, key = 1, 4  # a key after the query: masked in the causal toy model, a gap with a cross
     assert float(real_pattern[0, query, key]) == 0
     click_plot(page, chart, key + 0.02, query + 0.02, axes=("xaxis4", "yaxis4"))  # near, not on, the centre
-    assert f"masked: query {query} may not attend to key {key}" in chart.evaluate("gd => gd.querySelector('.hoverlayer').textContent")
+    assert f"masked: query {REAL_TOKENS[query]} may not attend to key {REAL_TOKENS[key]}" in chart.evaluate("gd => gd.querySelector('.hoverlayer').textContent")
     wait_for_query(page, "cell", f"{query},{key}")
     expect_worked_example(page, f"“{REAL_TOKENS[query]}” gives weight 0.0000 to “{REAL_TOKENS[key]}”")
 

@@ -2,8 +2,8 @@
 
 A cell of an attention heatmap is clicked on the heatmap itself: plotly.js reports the cell's column and
 row as the point's x and y (the axes are positions). Masked cells are gaps without hover, so there the
-click lands on the masked-cell crosses (``viz.heatmap.mask_marks``), whose points carry (query, key).
-The traces that answer a click say so in their ``meta`` ("click"). The tiles of the all-heads overview
+click lands on the cell's cross (``viz.heatmap.mask_marks``), a marker at the same x and y. The traces
+that answer a click say so in their ``meta`` ("click"). The tiles of the all-heads overview
 get a layer of invisible markers, one per tile. ui/chart.py sends a click in the shape that
 `st.plotly_chart(..., on_select="rerun")` gives.
 """
@@ -37,9 +37,9 @@ def _targets(x, y, name: str, size: float, xaxis: str = "x", yaxis: str = "y", c
 
 def add_cell_targets(fig: go.Figure, *, xaxis: str = "x", yaxis: str = "y") -> bool:
     """Make the cells of the heatmap on these axes clickable (and its masked cells' crosses); False when
-    there is no heatmap there. Nothing is added to the figure: an invisible marker per cell, as this once
-    was, cost the browser about 7 of a toggle's 47 ms of redrawing the stages chart at 16 tokens, and
-    4 s at 128 × 128 (chromium)."""
+    there is no heatmap there. Nothing is added to the figure: an invisible marker on every cell, as this
+    once was, made the redraw of the stages chart at 16 tokens take 45-50 ms instead of 26-32 ms, and 4 s
+    at 128 × 128 (chromium: markers are styled one by one)."""
 
     def on_axes(trace) -> bool:
         return (trace.xaxis or "x") == xaxis and (trace.yaxis or "y") == yaxis
@@ -83,11 +83,7 @@ def clicked_cell(selection, fig: go.Figure) -> tuple[int, int] | None:
         trace = fig.data[curve]
         if not isinstance(trace.meta, dict) or trace.meta.get("click") != CELL_TARGET:
             continue
-        if trace.type == "heatmap":
-            return int(round(point["y"])), int(round(point["x"]))
-        cell = point.get("customdata")
-        if isinstance(cell, (list, tuple)) and len(cell) == 2:
-            return int(cell[0]), int(cell[1])
+        return int(round(point["y"])), int(round(point["x"]))
     return None
 
 

@@ -96,32 +96,25 @@ def heatmap_trace(
 def mask_marks(masked: np.ndarray | None, *, xaxis: str = "x", yaxis: str = "y", panel_px: float = 420) -> dict | None:
     """A cross on every masked cell, for matrices of at most 40 per side (a scatter trace as plotly JSON).
 
-    The cross spans about a quarter of a cell of a panel about ``panel_px`` pixels wide, so neighbouring
-    crosses never touch. All crosses are one line with gaps: the browser draws a single SVG path, where
-    markers (or the text "×") were styled one by one on every redraw (a quarter of a toggle's redraw of
-    the stages chart at 16 tokens, 12 of 47 ms measured in chromium). The line passes through each cell's
-    centre: hovering or clicking a masked cell finds that point, whose ``customdata`` is (query, key).
+    The mark is sized to about a quarter of a cell of a panel about ``panel_px`` pixels wide, so neighbouring
+    marks never touch (the print theme leaves decorations at this size). A marker is at the centre of its
+    cell: hovering a masked cell (a gap, without hover of its own) says it is masked, and a click on it is
+    read as a click on the cell (``viz.clickable``).
     """
     if masked is None or max(masked.shape) > MAX_MARKED_SIDE or not masked.any():
         return None
     query_pos, key_pos = np.nonzero(masked)
-    cell_px = panel_px / max(masked.shape)
-    cross_px = max(3, round(0.5 * max(6, min(18, 0.55 * cell_px))))  # the size of the x-thin marker it replaced
-    half = min(0.3, cross_px / 2 / cell_px)  # in cells
-    k, q, gap = key_pos.astype(np.float32), query_pos.astype(np.float32), np.full(len(key_pos), np.nan, dtype=np.float32)
-    # per cell: one stroke corner to corner through the centre, a gap, the other stroke, a gap
-    x = np.stack([k - half, k, k + half, gap, k - half, k + half, gap], axis=1).ravel()
-    y = np.stack([q - half, q, q + half, gap, q + half, q - half, gap], axis=1).ravel()
-    cells = np.repeat(np.stack([query_pos, key_pos], axis=1).astype(np.int16), 7, axis=0)
+    size = int(max(6, min(18, 0.55 * panel_px / max(masked.shape))))
+    # markers, not the text "×": plotly styles every text point on each redraw (about half of a toggle's
+    # redraw of the stages chart at 16 tokens, 18 of 37 ms in a CDP profile); an x-thin marker of half
+    # the font size draws the same cross
     return dict(
         type="scatter",
-        x=x,
-        y=y,
-        customdata=cells,
-        mode="lines",
-        line=dict(color=MASK_MARK_COLOR, width=1),
-        connectgaps=False,
-        hovertemplate="masked: query %{customdata[0]} may not attend to key %{customdata[1]}<extra></extra>",
+        x=key_pos,
+        y=query_pos,
+        mode="markers",
+        marker=dict(symbol="x-thin", size=max(3, round(0.5 * size)), line=dict(color=MASK_MARK_COLOR, width=1)),
+        hovertemplate="masked: query %{y} may not attend to key %{x}<extra></extra>",
         name="masked",
         showlegend=False,
         meta=dict(DECORATION_META),
