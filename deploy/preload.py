@@ -49,11 +49,13 @@ def _wait_for(states: tuple[str, ...], timeout: float | None) -> bool:
 
 
 def _warm_plotly() -> None:
-    # the first make_subplots of a process loads plotly's layout validators and default template:
-    # ~0.2 s (plain) to 0.6 s (py-spy, cold start) of the first page's script thread
-    from plotly.subplots import make_subplots
+    # the first figure of a process loads plotly's layout validators and default template (the first
+    # page's script thread spent ~0.2 s plain to 0.6 s under py-spy there, when figures were made with
+    # make_subplots; viz.plain now lays out grids itself)
+    from viz import plain
 
-    make_subplots(rows=1, cols=2, subplot_titles=["", ""])
+    layout, _ = plain.subplots(1, 2, titles=["", ""])
+    plain.figure([], layout)
 
 
 def _preload(modules: tuple[str, ...], after_server: bool, exports: bool) -> None:
