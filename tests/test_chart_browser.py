@@ -237,3 +237,63 @@ def test_a_hover_text_sent_as_rows_and_columns_and_values_sent_as_digits_are_unp
         )
         assert not drawn["packed"] and np.array_equal(np.array(drawn["z"], dtype=np.float32), w_o)
         np.testing.assert_allclose(w_o, next(t for t in output_step.data if t.name == "W_O").z, rtol=6e-4)
+
+
+def _manifest() -> dict:
+    import json
+
+    return json.loads((Path(streamlit.__file__).parent / "static" / "manifest.json").read_text())
+
+
+def _closure(manifest: dict, sources) -> set[str]:
+    """The files of these manifest entries and of everything they import, however deep."""
+    seen, todo = set(), list(sources)
+    while todo:
+        source = todo.pop()
+        if source in manifest and source not in seen:
+            seen.add(source)
+            todo.extend(manifest[source].get("imports", ()))
+    return {manifest[source]["file"].removeprefix("static/js/") for source in seen}
+
+
+def test_the_loader_names_every_lazily_loaded_part_of_the_frontend_with_all_it_imports():
+    from ui.chart import FRONTEND_FILES, FRONTEND_PARTS
+
+    manifest = _manifest()
+    by_file = {item["file"].removeprefix("static/js/"): source for source, item in manifest.items()}
+    assert len(FRONTEND_FILES["entries"]) == len(FRONTEND_PARTS)  # every part found in this Streamlit's build
+    assert set(FRONTEND_FILES["modules"]) == _closure(manifest, [by_file[file] for file in FRONTEND_FILES["entries"]])
+    assert all((Path(streamlit.__file__).parent / "static" / "static" / "js" / file).is_file() for file in FRONTEND_FILES["modules"])
+
+
+def test_every_page_finds_the_code_of_its_element_types_already_asked_for_by_the_loader(server):
+    """Streamlit's frontend imports an element type's code when the first such element arrives, and each
+    module's imports one level at a time: on a cold start that was a waterfall of round trips to a server
+    still busy with the first run. The hidden loader at the top of every page asks for all of it at once
+    (ui/chart.py, FRONTEND_PARTS). Here every page of the app is loaded: each script the frontend fetched
+    is in its entry's closure, the loader's own component (BidiComponent, fetched before the loader can
+    run), a part left to its page (LEFT_TO_THEIR_PAGE), or among the modules the loader names. A new
+    element type on a page fails here by its name."""
+    from ui import PAGES
+    from ui.chart import FRONTEND_FILES, LEFT_TO_THEIR_PAGE
+
+    manifest = _manifest()
+    entry = next(source for source, item in manifest.items() if item.get("isEntry"))
+    named = lambda name: next(source for source, item in manifest.items() if item.get("name") == name and item.get("isDynamicEntry"))  # noqa: E731
+    left = [named(name) for name in ["BidiComponent", *LEFT_TO_THEIR_PAGE]]
+    known = _closure(manifest, [entry, *left]) | set(FRONTEND_FILES["modules"])
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        fetched = []
+        page.on("request", lambda r: fetched.append(r.url.rsplit("/", 1)[-1]) if "/static/js/" in r.url else None)
+        for path, _, _ in PAGES:
+            slug = "" if path == "app.py" else re.sub(r"^\d+_", "", Path(path).stem)
+            page.goto(f"{server}/{slug}?text=The+cat+sat+on+the+mat.")
+            page.wait_for_selector("h1", timeout=90_000)
+            settle(page)
+        by_file = {item["file"].removeprefix("static/js/"): item for item in manifest.values()}
+        dynamic = {by_file[f].get("name") for f in set(fetched) - known if by_file.get(f, {}).get("isDynamicEntry")}
+        assert fetched and dynamic == set(), f"parts of the frontend not in ui.chart.FRONTEND_PARTS: {sorted(dynamic)}"
+        assert set(fetched) - known == set()
+        asked = page.evaluate("() => [...document.querySelectorAll('link[rel=modulepreload]')].map(l => l.href.split('/').pop())")
+        assert set(FRONTEND_FILES["modules"]) <= set(asked) and set(FRONTEND_FILES["modules"]) <= set(fetched)  # the loader asked for them

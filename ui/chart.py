@@ -68,6 +68,50 @@ def plotly_source() -> dict | None:
 
 PLOTLY = plotly_source()
 
+# The element types of the app's pages whose code Streamlit's frontend fetches only when the first one
+# arrives (dynamic imports, names as in its build manifest). On a cold start these came as a waterfall:
+# the text area after the first run's sidebar arrived, radio and checkbox after it, then the data frame,
+# slider and multiselect, each a round trip to a server still busy importing and running the first page.
+# The loader (`load_plotly_early`) asks for all of them at once. Left to its page: the Train page's loss
+# chart (ArrowVegaLiteChart, 1 MB of code that a first visit to any other page would evaluate for nothing).
+FRONTEND_PARTS = (
+    "PageLink", "TextArea", "TextInput", "NumberInput", "Selectbox", "Radio", "Checkbox", "Slider", "Multiselect",
+    "Html", "Button", "DownloadButton", "DataFrame", "rehype-katex",
+)  # fmt: skip
+LEFT_TO_THEIR_PAGE = ("ArrowVegaLiteChart",)
+
+
+def frontend_parts(names: tuple[str, ...] = FRONTEND_PARTS) -> dict[str, list[str]]:
+    """{"entries": files, "modules": files}: the files (under Streamlit's static/js/) of the dynamically
+    imported parts of its frontend named `names`, and of every module they import, however deep (the
+    browser would find those one level at a time), read from the frontend's build manifest. A name this
+    Streamlit does not have is left out."""
+    manifest = Path(st.__file__).parent / "static" / "manifest.json"
+    try:
+        items = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"entries": [], "modules": []}
+    dynamic = {source for item in items.values() for source in item.get("dynamicImports", ())}
+    found = {}
+    for source, item in items.items():
+        if item.get("name") in names and item.get("file", "").startswith("static/js/") and (item.get("isDynamicEntry") or source in dynamic):
+            found.setdefault(item["name"], source)
+    entries = [found[name] for name in names if name in found]
+    modules, todo = [], list(entries)
+    while todo:
+        source = todo.pop()
+        if source not in modules and source in items:
+            modules.append(source)
+            todo.extend(items[source].get("imports", ()))
+
+    def file(source: str) -> str:
+        return items[source]["file"].removeprefix("static/js/")
+
+    return {"entries": [file(source) for source in entries], "modules": sorted({file(source) for source in modules})}
+
+
+FRONTEND_FILES = frontend_parts()
+
 
 def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool, export: dict | None = None) -> bytes:
     """What the component receives for `fig`, given its JSON `spec`: one line of JSON about the chart,
@@ -166,7 +210,7 @@ def load_plotly_early() -> None:
     from 3.6–4.8 s to 1.1–1.4 s. Nothing when no plotly.js was found, or when this run already drew it
     (the first run of a process draws it from ui/__init__.py, before torch is imported, then calls `page`)."""
     if PLOTLY and not _drawn_this_run(EARLY_KEY):
-        _component(key=EARLY_KEY, data=json.dumps({"preload": True, "plotly": PLOTLY}).encode("utf-8") + b"\n")
+        _component(key=EARLY_KEY, data=json.dumps({"preload": True, "plotly": PLOTLY, "parts": FRONTEND_FILES}).encode("utf-8") + b"\n")
 
 
 FILES = "_chart_files"  # session state: {chart key: the file made on the server, waiting for the next run}

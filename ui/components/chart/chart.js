@@ -29,6 +29,7 @@ export default function chart(component) {
     // the hidden element at the top of every page (ui/chart.py, load_plotly_early): plotly.js is fetched
     // and evaluated while the server still builds the page, before the first chart's data arrives
     loadPlotly(about.plotly).catch(() => {});
+    fetchParts(about.parts || {});
     return;
   }
   let view = parentElement.__chart;
@@ -133,6 +134,25 @@ async function saveImage(data, format) {
 }
 
 let plotlyPromise = null;
+let partsFetched = false;
+
+function fetchParts(parts) {
+  // the code of the element types the app's pages use (ui/chart.py, FRONTEND_PARTS), which Streamlit's
+  // frontend would import only when the first such element arrives, each module's imports found one level
+  // at a time: every module asked for now, at once (modulepreload), then the parts imported, from the URL
+  // the frontend itself uses (next to its entry script), so that its own imports find them loaded
+  const entry = document.querySelector('script[type="module"][src*="/static/js/index."]');
+  if (!entry || partsFetched) return;
+  partsFetched = true;
+  const url = (file) => new URL(file, entry.src).href;
+  for (const file of parts.modules || []) {
+    const link = document.createElement("link");
+    link.rel = "modulepreload";
+    link.href = url(file);
+    document.head.appendChild(link);
+  }
+  for (const file of parts.entries || []) import(url(file)).catch(() => {});
+}
 
 function loadPlotly(source) {
   // source (ui/chart.py, plotly_source): {script: "app/static/plotly-cartesian-….min.js"}, the cartesian
