@@ -82,14 +82,15 @@ def grid_layout(rows: int, cols: int, n_titles: int, options: dict) -> tuple[dic
         return None
     h = options.get("horizontal_spacing", 0.2 / cols)
     v = options.get("vertical_spacing", (0.5 if n_titles else 0.3) / rows)
-    shares = [1.0] * cols if options.get("column_widths") is None else [float(w) for w in options["column_widths"]]
-    parts = [1.0] * rows if options.get("row_heights") is None else [float(w) for w in options["row_heights"]]
-    if len(shares) != cols or len(parts) != rows:
+    widths, heights = [(1.0 - h * (cols - 1)) / cols] * cols, [(1.0 - v * (rows - 1)) / rows] * rows
+    if options.get("column_widths") is not None:  # plotly's arithmetic, to the last digit
+        shares = [float(w) for w in options["column_widths"]]
+        widths = [(1.0 - h * (cols - 1)) * (w / sum(shares)) for w in shares]
+    if options.get("row_heights") is not None:
+        parts = [float(w) for w in options["row_heights"]]
+        heights = [(1.0 - v * (rows - 1)) * (w / sum(parts)) for w in parts]
+    if len(widths) != cols or len(heights) != rows:
         return None
-    widths = (
-        [(1.0 - h * (cols - 1)) * (w / sum(shares)) for w in shares] if options.get("column_widths") is not None else [(1.0 - h * (cols - 1)) / cols] * cols
-    )
-    heights = [(1.0 - v * (rows - 1)) * (w / sum(parts)) for w in parts] if options.get("row_heights") is not None else [(1.0 - v * (rows - 1)) / rows] * rows
     heights = heights[::-1]  # plotly lays rows out from the bottom
     layout: dict = {}
     axes, domains = {}, []
