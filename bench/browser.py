@@ -618,13 +618,29 @@ def run_browser(options: BrowserOptions) -> dict:
     if "coldstart" in options.parts:
         from bench.coldstart import cold_start
 
-        say("cold start → first chart")
-        results["cold_start"] = dict(cold_start(), load_average=load_average())
+        say(f"cold start → first chart ({COLD_RUNS} runs)")
+        results["cold_start"] = dict(median_cold_start([cold_start() for _ in range(COLD_RUNS)]), load_average=load_average())
     if "class" in options.parts:
         say(f"class of {options.class_size}, one joining a second, {options.class_flips} scaling flips each, {options.class_front}")
         results["class"] = measure_class(options.class_size, options.class_flips, log=say, front=options.class_front)
     results["load_average_end"] = load_average()
     return results
+
+
+COLD_RUNS = 3  # a cold start varies by a few tenths of a second from run to run: the median of three
+
+
+def median_cold_start(runs: list[dict]) -> dict:
+    """The run with the median first chart, with every run's first chart (and when Playwright's polling
+    saw it) listed; the last run (its error) when none drew a chart."""
+    drawn = sorted((run for run in runs if "first_chart_s" in run), key=lambda run: run["first_chart_s"])
+    if not drawn:
+        return runs[-1]
+    return dict(
+        drawn[(len(drawn) - 1) // 2],
+        runs=[run["first_chart_s"] for run in runs if "first_chart_s" in run],
+        polled=[run["first_chart_polled_s"] for run in runs if "first_chart_s" in run],
+    )
 
 
 # ---------------------------------------------------------------- report
@@ -692,9 +708,11 @@ def format_browser_report(results: dict) -> str:
         if "error" in r:
             lines.append(f"  cold start: {r['error']}")
         else:
+            runs = ", ".join(f"{x:.2f}" for x in r.get("runs", [r["first_chart_s"]]))
+            polled = ", ".join(f"{x:.2f}" for x in r.get("polled", []))
             lines.append(
-                f"  cold start → first chart: {r['first_chart_s']:.2f} s (server ready {r['server_ready_s']:.2f} s, "
-                f"warm reload {r['warm_reload_s']:.2f} s) [{_verdict(r['first_chart_s'], TARGETS['cold_start'])}]"
+                f"  cold start → first chart: median {r['first_chart_s']:.2f} s (runs {runs}; Playwright's polling saw {polled}; "
+                f"server ready {r['server_ready_s']:.2f} s, warm reload {r['warm_reload_s']:.2f} s) [{_verdict(r['first_chart_s'], TARGETS['cold_start'])}]"
             )
     if "class" in results:
         c = results["class"]
