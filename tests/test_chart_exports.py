@@ -46,8 +46,8 @@ def test_the_attention_page_has_no_download_button_per_figure_and_every_chart_sa
         layout = spec["layout"]
         assert (export["width"], export["height"]) == (layout.get("width") or 1280, layout.get("height") or 720)
         assert export["scale"] == 2.0  # the sidebar's PNG resolution
-        figure_id = element.proto.id.split("-chart_", 1)[1]
-        assert re.fullmatch(rf"{re.escape(figure_id)}-toy-([0-9a-f]{{7}})", export["name"]), (figure_id, export["name"])
+        place = element.proto.id.split("-chart_", 1)[1]  # the chart's key names its place, not its layer and head
+        assert re.fullmatch(rf"{re.escape(place)}(-l\d+)?(-h\d+)?-toy-([0-9a-f]{{7}})", export["name"]), (place, export["name"])
         hashes.add(export["name"][-7:])
         assert about["config"]["toImageButtonOptions"]["filename"] == export["name"]  # the camera button's name too
         assert "file" not in about  # nothing to save on a page load
@@ -150,3 +150,27 @@ def test_a_file_whose_chart_is_not_drawn_again_soon_is_dropped(session, monkeypa
     st.session_state[ui.chart.FILES][key]["made"] -= ui.chart.FILE_TTL_S + 1
     ui.figures.show_figure(fig, "small-pattern")
     assert ui.chart.read_chart_file(sent[-1]["data"]) is None and not st.session_state[ui.chart.FILES]
+
+
+def test_a_chart_is_keyed_by_its_place_so_another_head_or_layer_updates_it_in_place():
+    """The Attention page's charts with heads 0 and 1 of layer 0, then heads 2 and 3 of layer 1: the same
+    keys, in the same order (the browser keeps each chart and draws the new figure over the old one)."""
+
+    def places(at):
+        return [element.proto.id.split("-chart_", 1)[1] for element in chart_elements(at)]
+
+    def titles(at):
+        return [spec["layout"]["title"]["text"] for spec in charts(at)]
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params.update(text="The cat sat on the mat.", heads="0,1")
+    at.run()
+    at.switch_page("pages/3_Attention.py").run()
+    before = places(at)
+    assert before[:2] == ["stages", "stages-2"] and len(before) == len(set(before))
+    assert "layer 0 · head 1" in titles(at)[1]
+    at.sidebar.slider(key="w_layer").set_value(1)
+    at.sidebar.multiselect(key="w_heads").set_value([2, 3]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert places(at) == before
+    assert "layer 1 · head 2" in titles(at)[0] and "layer 1 · head 3" in titles(at)[1]

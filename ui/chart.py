@@ -196,7 +196,7 @@ def read_chart_file(data: bytes) -> bytes | None:
 EARLY_KEY = "av_plotly_early"  # chart.css hides its element
 
 
-def _drawn_this_run(key: str) -> bool:
+def drawn_this_run(key: str) -> bool:
     """Whether an element with this key was already drawn in the current script run."""
     ctx = get_script_run_ctx(suppress_warning=True)
     keys = getattr(getattr(ctx, "shared", None), "widget_user_keys_this_run", None)
@@ -209,7 +209,7 @@ def load_plotly_early() -> None:
     evaluating it and drawing (CDP timeline, load ~6); started at once, first chart data → drawn went
     from 3.6–4.8 s to 1.1–1.4 s. Nothing when no plotly.js was found, or when this run already drew it
     (the first run of a process draws it from ui/__init__.py, before torch is imported, then calls `page`)."""
-    if PLOTLY and not _drawn_this_run(EARLY_KEY):
+    if PLOTLY and not drawn_this_run(EARLY_KEY):
         _component(key=EARLY_KEY, data=json.dumps({"preload": True, "plotly": PLOTLY, "parts": FRONTEND_FILES}).encode("utf-8") + b"\n")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import TypeVar
@@ -15,7 +16,7 @@ import plotly.graph_objects as go
 from plotly.io.json import to_json_plotly
 import streamlit as st
 
-from ui.chart import DECIMAL_Z, NAN_DIGITS, TEXT_PARTS, chart_data, draw_chart
+from ui.chart import DECIMAL_Z, NAN_DIGITS, TEXT_PARTS, drawn_this_run, chart_data, draw_chart
 from ui.chart import POWERS as DOUBLE_POWERS
 from viz import apply_print_theme
 from viz.content.settings import to_query
@@ -210,9 +211,21 @@ def about_view() -> dict | None:
     return describe(settings.model, settings.sentences, every, f"{address}?{urlencode(to_query(settings))}")
 
 
+LAYER_HEAD = re.compile(r"-[LH]\d+(?=-|$)")
+
+
 def chart_key(figure_id: str) -> str:
-    """The widget key of a figure's chart (its click selection is kept under it)."""
-    return f"chart_{safe_filename(figure_id)}"
+    """The widget key of a figure's chart (its click selection is kept under it): its place on the page,
+    not which layer and head it shows. The id without its layer and head ("stages-L0-H2" → "stages"),
+    numbered by its turn among this run's charts of that kind ("stages", "stages-2", …): choosing another
+    head or layer gives the chart in the same place a new figure, which it draws over the old one
+    (Plotly.react), where a new key made a new chart, drawn from scratch (plotly's newPlot: about three
+    times as long for the stages of a head)."""
+    base = f"chart_{safe_filename(LAYER_HEAD.sub('', figure_id))}"
+    turn = 1
+    while drawn_this_run(key := base if turn == 1 else f"{base}-{turn}"):
+        turn += 1
+    return key
 
 
 def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_click: Callable[[dict], None] | None = None) -> None:
