@@ -2,6 +2,7 @@
 
 import base64
 import numpy as np
+from viz._common import is_decoration
 
 
 def decode(values):
@@ -51,4 +52,4 @@ def chart_titled(at, words):
 
 def heatmaps(spec):
     """Heatmap traces by name → 2-D float arrays (NaN where a cell is a gap)."""
-    return {t.get("name", ""): decode(t["z"]).astype(float) for t in spec["data"] if t["type"] == "heatmap"}
+    return {t.get("name", ""): decode(t["z"]).astype(float) for t in spec["data"] if t["type"] == "heatmap" and not is_decoration(t)}

@@ -24,6 +24,7 @@ from viz.content import (
     tokens_page,
 )
 from viz.content.settings import URL_KEYS, from_query, to_query
+from viz._common import is_decoration
 
 
 @pytest.fixture(scope="module")
@@ -32,12 +33,16 @@ def toy():
 
 
 def heatmaps(figure):
-    return {t.name or "": decode(t.z).astype(float) if isinstance(t.z, dict) else np.array(t.z, dtype=float) for t in figure.data if t.type == "heatmap"}
+    return {
+        t.name or "": decode(t.z).astype(float) if isinstance(t.z, dict) else np.array(t.z, dtype=float)
+        for t in figure.data
+        if t.type == "heatmap" and not is_decoration(t)
+    }
 
 
 def stage_panels(figure):
     """The four stage panels of a stages figure, by their subplot order (raw, ÷√d_k, masked, softmax)."""
-    panels = [np.array(t.z, dtype=float) for t in figure.data if t.type == "heatmap"]
+    panels = [np.array(t.z, dtype=float) for t in figure.data if t.type == "heatmap" and not is_decoration(t)]
     assert len(panels) == 4
     return panels
 

@@ -47,6 +47,7 @@ from model import load_model
 from model.loading import bundled_path
 from model.attention import MaskSpec
 from model.embeddings import embedding_projection
+from viz._common import is_decoration
 
 PAGES = tuple(sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py")))
 TINY = ("tiny-bert", "tiny-gpt2")  # random-weight folders from conftest, loaded as local models
@@ -260,7 +261,7 @@ def check_content(page: str, at: AppTest, query: dict[str, str], expected: dict)
             if not stages:
                 problems.append(f"no stages chart for head {head}: {titles}")
                 continue
-            panels = {t.get("name"): decode(t["z"]).astype(float) for t in stages[0]["data"] if t["type"] == "heatmap"}
+            panels = {t.get("name"): decode(t["z"]).astype(float) for t in stages[0]["data"] if t["type"] == "heatmap" and not is_decoration(t)}
             pattern = panels["softmax"]
             visible = ~np.isnan(pattern)
             if not np.array_equal(~visible, expected["masked"]):

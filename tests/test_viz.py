@@ -8,6 +8,9 @@ import math
 import pathlib
 import unicodedata
 
+import base64
+import re
+
 import numpy as np
 import plotly.colors as pc
 import plotly.graph_objects as go
@@ -18,7 +21,8 @@ from hypothesis import strategies as st
 import viz
 import viz.export
 from viz.overview import overview_panel
-from viz.theme import MASK_COLOR
+from viz.theme import MASK_COLOR, MASK_MARK_COLOR
+from viz._common import is_decoration
 
 TOKENS = ["The", "<script>alert(1)</script>", "cat", " the", "\u200b", "The"]
 SAFE = ["The", "&lt;script&gt;alert(1)&lt;/script&gt;", "cat", " the", "\\u200b", "The"]
@@ -44,7 +48,8 @@ def as_tuple(colorscale):
 
 
 def heatmaps(fig: go.Figure) -> list:
-    return [t for t in fig.data if t.type == "heatmap"]
+    """The data heatmaps (not the transparent one over masked cells, a decoration)."""
+    return [t for t in fig.data if t.type == "heatmap" and not is_decoration(t)]
 
 
 def stages(n: int = 6, seed: int = 0) -> tuple[dict, np.ndarray]:
@@ -178,9 +183,20 @@ def test_attention_heatmap_masked_cells_are_gaps_with_marks():
     assert heat.hoverongaps is False
     assert fig.layout.plot_bgcolor == MASK_COLOR
     assert as_tuple(heat.colorscale) == as_tuple(scale_of(viz.DIVERGING))
-    (marks,) = [t for t in fig.data if t.type == "scatter"]
-    assert marks.mode == "markers" and marks.marker.symbol == "x-thin" and marks.marker.line.width > 0  # a cross on each masked cell
-    assert sorted(zip(marks.y, marks.x)) == sorted(zip(*np.nonzero(mask)))
+    # over the masked cells: a transparent heatmap that answers hover and clicks there, and an SVG image
+    # with a cross on each (one element for the browser to draw, where markers were styled one by one)
+    (cells,) = [t for t in fig.data if t.type == "heatmap" and is_decoration(t)]
+    assert (~np.isnan(np.asarray(cells.z)) == mask).all() and cells.showscale is False and cells.hoverongaps is False
+    assert {colour for _, colour in cells.colorscale} == {"rgba(0,0,0,0)"} and "masked" in cells.hovertemplate
+    (image,) = fig.layout.images
+    assert (image.xref, image.yref, image.x, image.y, image.sizex, image.sizey, image.sizing) == ("x domain", "y domain", 0, 1, 1, 1, "stretch")
+    svg = base64.b64decode(image.source.split(",", 1)[1]).decode()
+    assert 'viewBox="0 0 5 5"' in svg and MASK_MARK_COLOR in svg
+    strokes = re.findall(r"M([\d.]+) ([\d.]+)L([\d.]+) ([\d.]+)", svg)
+    assert len(strokes) == 2 * int(mask.sum())
+    centres = {(round((float(y0) + float(y1)) / 2 - 0.5), round((float(x0) + float(x1)) / 2 - 0.5)) for x0, y0, x1, y1 in strokes}
+    assert centres == set(zip(*np.nonzero(mask)))  # a cross centred on every masked cell (query, key), no other
+    assert all(abs(float(x1) - float(x0)) < 0.6 for x0, _, x1, _ in strokes)  # inside its cell
 
 
 def test_attention_heatmap_non_finite_values_become_gaps_even_without_mask():
@@ -232,8 +248,8 @@ def test_stages_figure_panels():
     assert [(p.meta["stage"], p.meta["layer"], p.meta["head"]) for p in panels] == [
         (stage, 1, 3) for stage in ("scores_raw", "scores_scaled", "scores_masked", "pattern")
     ]
-    marks = [t for t in fig.data if t.type == "scatter"]
-    assert sorted(m.xaxis for m in marks) == ["x3", "x4"]
+    marks = [t for t in fig.data if is_decoration(t)]  # the masked cells of the masked and softmax panels
+    assert sorted(m.xaxis for m in marks) == ["x3", "x4"] and sorted(image.xref for image in fig.layout.images) == ["x3 domain", "x4 domain"]
     assert list(fig.layout.xaxis2.ticktext) == TICKS
 
 

@@ -2,8 +2,8 @@
 
 A cell of an attention heatmap is clicked on the heatmap itself: plotly.js reports the cell's column and
 row as the point's x and y (the axes are positions). Masked cells are gaps without hover, so there the
-click lands on the cell's cross (``viz.heatmap.mask_marks``), a marker at the same x and y. The traces
-that answer a click say so in their ``meta`` ("click"). The tiles of the all-heads overview
+click lands on the transparent heatmap of the masked cells over it (``viz.heatmap.mask_marks``). The
+traces that answer a click say so in their ``meta`` ("click"). The tiles of the all-heads overview
 get a layer of invisible markers, one per tile. ui/chart.py sends a click in the shape that
 `st.plotly_chart(..., on_select="rerun")` gives.
 """
@@ -36,7 +36,7 @@ def _targets(x, y, name: str, size: float, xaxis: str = "x", yaxis: str = "y", c
 
 
 def add_cell_targets(fig: go.Figure, *, xaxis: str = "x", yaxis: str = "y") -> bool:
-    """Make the cells of the heatmap on these axes clickable (and its masked cells' crosses); False when
+    """Make the cells of the heatmap on these axes clickable (and its masked cells'); False when
     there is no heatmap there. Nothing is added to the figure: an invisible marker on every cell, as this
     once was, made the redraw of the stages chart at 16 tokens take 45-50 ms instead of 26-32 ms, and 4 s
     at 128 × 128 (chromium: markers are styled one by one)."""
@@ -44,11 +44,10 @@ def add_cell_targets(fig: go.Figure, *, xaxis: str = "x", yaxis: str = "y") -> b
     def on_axes(trace) -> bool:
         return (trace.xaxis or "x") == xaxis and (trace.yaxis or "y") == yaxis
 
-    heatmaps = [trace for trace in fig.data if trace.type == "heatmap" and on_axes(trace)]
+    heatmaps = [trace for trace in fig.data if trace.type == "heatmap" and on_axes(trace)]  # the masked cells' too
     if not heatmaps:
         return False
-    crosses = [trace for trace in fig.data if trace.type == "scatter" and trace.name == "masked" and on_axes(trace)]
-    for trace in heatmaps + crosses:
+    for trace in heatmaps:
         trace.meta = {**(trace.meta or {}), "click": CELL_TARGET}
     fig.update_layout(clickmode="event")
     return True

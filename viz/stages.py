@@ -116,7 +116,7 @@ def stages_figure(
         titles=[_with_spread(names[key], _spread(panels[key], pattern=key == "pattern")) for key in STAGE_TITLES],
         horizontal_spacing=0.03,
     )
-    data = []
+    data, images = [], []
     with_tokens = 4 * n_query * n_key <= max_hover_cells
     panel_px = 220
     max_ticks = ticks_for(panel_px)
@@ -140,7 +140,8 @@ def stages_figure(
         if key in ("scores_masked", "pattern"):
             marks = mask_marks(mask, xaxis=f"x{suffix}", yaxis=f"y{suffix}", panel_px=panel_px)
             if marks is not None:
-                data.append(marks)
+                data.append(marks[0])
+                images.append(marks[1])
         xaxis, yaxis = matrix_axes(n_query, n_key, q_labels, k_labels, show_query_ticks=col == 1, max_ticks=max_ticks, keep=keep)
         xaxis["domain"] = list(DOMAINS[index])
         if col > 1:
@@ -172,6 +173,8 @@ def stages_figure(
             colorbar=dict(title=dict(text=weight_title, side="right"), x=DOMAINS[3][1] + 0.01, **bar),
         ),
     )
+    if images:
+        layout["images"] = images
     return plain.figure(data, layout)
 
 
