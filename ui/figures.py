@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from plotly.io.json import to_json_plotly
 import streamlit as st
 
-from ui.chart import DECIMAL_Z, NAN_DIGITS, TEXT_PARTS, drawn_this_run, chart_data, draw_chart
+from ui.chart import DECIMAL_Z, NAN_DIGITS, TEXT_PARTS, chart_data, draw_chart, drawn_this_run
 from ui.chart import POWERS as DOUBLE_POWERS
 from viz import apply_print_theme
 from viz.content.settings import to_query
