@@ -97,11 +97,11 @@ def frontend_parts(names: tuple[str, ...] = FRONTEND_PARTS) -> dict[str, list[st
         if item.get("name") in names and item.get("file", "").startswith("static/js/") and (item.get("isDynamicEntry") or source in dynamic):
             found.setdefault(item["name"], source)
     entries = [found[name] for name in names if name in found]
-    modules, todo = [], list(entries)
+    modules, todo = set(), list(entries)
     while todo:
         source = todo.pop()
         if source not in modules and source in items:
-            modules.append(source)
+            modules.add(source)
             todo.extend(items[source].get("imports", ()))
 
     def file(source: str) -> str:
