@@ -282,6 +282,12 @@ def _multiselect_input(page, label: str):
     return page.locator("[data-testid=stMultiSelect]").get_by_role("combobox", name=label, exact=True)
 
 
+def head_pill(page, label: str):
+    """The pill of head `label` among the sidebar's heads (one click shows or hides it)."""
+    heads = page.locator("[data-testid=stButtonGroup]").filter(has=page.get_by_text("Heads", exact=True))
+    return heads.get_by_role("button", name=label, exact=True)
+
+
 def _toggle_actions(page) -> dict:
     """For each toggle, (do, undo): functions that act and return the browser time of the deciding input."""
 
@@ -324,6 +330,13 @@ def _toggle_actions(page) -> dict:
 
         return act
 
+    def click_head(label):
+        def act():
+            head_pill(page, label).click()
+            return _input_time(page)
+
+        return act
+
     def temperature(key):
         def act():
             thumb = page.locator("[data-testid=stSlider]").filter(has_text="Softmax temperature").get_by_role("slider")
@@ -334,7 +347,7 @@ def _toggle_actions(page) -> dict:
         return act
 
     return {
-        "head": (add_to("Heads", r"^head 1$"), remove_last("Heads")),
+        "head": (click_head("1"), click_head("1")),
         "mask": (choose_mask("none (every key visible)"), choose_mask("the model's own")),
         "scaling": (scaling, scaling),
         "temperature": (temperature("ArrowRight"), temperature("ArrowLeft")),

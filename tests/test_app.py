@@ -58,7 +58,7 @@ def test_every_page_draws_from_the_entry_point_what_its_page_function_gives(capl
 def test_attention_stages_follow_the_maths_and_the_toggles():
     at = on_page(start(), "pages/3_Attention.py")
     at.sidebar.text_area(key="w_text").set_value("The cat sat on the mat.\nA dog ran.").run()
-    at.sidebar.multiselect(key="w_heads").set_value([1, 2]).run()
+    at.sidebar.button_group(key="w_heads").set_value([1, 2]).run()
     stages = stages_chart(at, 2)
     raw, scaled, masked, pattern = (stages[k] for k in ("raw Q·Kᵀ", "÷ √d_k", "masked", "softmax"))
     d_head = 32  # toy: d_model 128 / 4 heads

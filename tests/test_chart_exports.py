@@ -170,7 +170,7 @@ def test_a_chart_is_keyed_by_its_place_so_another_head_or_layer_updates_it_in_pl
     assert before[:2] == ["stages", "stages-2"] and len(before) == len(set(before))
     assert "layer 0 · head 1" in titles(at)[1]
     at.sidebar.slider(key="w_layer").set_value(1)
-    at.sidebar.multiselect(key="w_heads").set_value([2, 3]).run()
+    at.sidebar.button_group(key="w_heads").set_value([2, 3]).run()
     assert not at.exception, [e.value for e in at.exception]
     assert places(at) == before
     assert "layer 1 · head 2" in titles(at)[0] and "layer 1 · head 3" in titles(at)[1]

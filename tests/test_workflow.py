@@ -22,7 +22,7 @@ def sidebar_keys(at):
 
 def widget_keys(at):
     keys = set()
-    for kind in ("slider", "select_slider", "multiselect", "selectbox", "toggle", "radio", "button"):
+    for kind in ("slider", "select_slider", "multiselect", "button_group", "selectbox", "toggle", "radio", "button"):
         keys |= {w.key for w in at.sidebar.get(kind)}
     return keys
 

@@ -76,7 +76,7 @@ PLOTLY = plotly_source()
 # chart (ArrowVegaLiteChart, 1 MB of code that a first visit to any other page would evaluate for nothing).
 FRONTEND_PARTS = (
     "PageLink", "TextArea", "TextInput", "NumberInput", "Selectbox", "Radio", "Checkbox", "Slider", "Multiselect",
-    "Html", "Button", "DownloadButton", "DataFrame", "rehype-katex",
+    "Html", "Button", "ButtonGroup", "DownloadButton", "DataFrame", "rehype-katex",
 )  # fmt: skip
 LEFT_TO_THEIR_PAGE = ("ArrowVegaLiteChart",)
 
