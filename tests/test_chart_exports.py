@@ -174,3 +174,48 @@ def test_a_chart_is_keyed_by_its_place_so_another_head_or_layer_updates_it_in_pl
     assert not at.exception, [e.value for e in at.exception]
     assert places(at) == before
     assert "layer 1 · head 2" in titles(at)[0] and "layer 1 · head 3" in titles(at)[1]
+
+
+class RunKeys(set):
+    """Streamlit's set of a run's keys, as `wants_head_start` uses it."""
+
+    def check_and_add(self, value) -> bool:
+        new = value not in self
+        self.add(value)
+        return new
+
+
+def test_only_the_first_chart_of_a_run_whose_figure_changed_gets_the_head_start():
+    sent, run = {}, RunKeys()
+    assert ui.chart.wants_head_start(sent, "chart_stages", "v1", run)  # new
+    assert not ui.chart.wants_head_start(sent, "chart_value-step", "w1", run)  # new too, but the run gave its head start
+    run.clear()  # the next run
+    assert not ui.chart.wants_head_start(sent, "chart_stages", "v1", run)  # the browser has it
+    assert ui.chart.wants_head_start(sent, "chart_value-step", "w2", run)  # the first that changed
+    assert not ui.chart.wants_head_start(sent, "chart_stages", "v2", run)
+    assert sent == {"chart_stages": "v2", "chart_value-step": "w2"}
+    assert not ui.chart.wants_head_start({}, "chart_stages", "v1", None)  # outside a run
+
+
+def test_every_run_of_the_attention_page_waits_once_after_its_first_chart(monkeypatch):
+    """With a browser (served): each run waits once, after its first chart (AppTest's runs are full runs,
+    which forget what the browser holds); the waits of a fragment's rerun are decided as in the test above."""
+    waits, decided = [], []
+    wants = ui.chart.wants_head_start
+
+    def spy(sent, key, version, keys):
+        decided.append((key, wants(sent, key, version, keys)))
+        return decided[-1][1]
+
+    monkeypatch.setattr(ui.chart, "wants_head_start", spy)
+    monkeypatch.setattr(ui.chart, "pause", waits.append)
+    monkeypatch.setattr(ui.chart, "served", lambda: True)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params.update(text="The cat sat on the mat.")
+    at.run()
+    for act in (lambda: at.switch_page("pages/3_Attention.py"), lambda: at.sidebar.toggle(key="w_scaling").set_value(False)):
+        decided.clear(), waits.clear()
+        act().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert [key for key, wanted in decided if wanted] == ["chart_stages"] and waits == [ui.chart.HEAD_START_S]
+        assert len(decided) > 5  # every chart of the page was considered

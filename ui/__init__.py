@@ -4,7 +4,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from deploy import preload
-from ui.chart import load_plotly_early  # Streamlit only: no plotly, no torch
+from ui.chart import forget_charts_sent, load_plotly_early  # Streamlit only: no plotly, no torch
 
 # The first run of a process imports this module, in the middle of its page script: the browser starts
 # fetching and evaluating plotly.js (4.7 MB) now, while torch and the rest are still being imported, not
@@ -70,6 +70,7 @@ def page(title: str, icon: str, controls: tuple[str, ...] = (), body: Callable[[
     """
     st.set_page_config(page_title=f"{title} · Attention, step by step", page_icon=icon, layout="wide")
     start_view()
+    forget_charts_sent()  # a whole page: the browser may hold none of its charts (another page, a new load)
     with st.sidebar:
         load_plotly_early()
         for path, label, nav_icon in PAGES:
