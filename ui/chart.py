@@ -138,6 +138,11 @@ def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool, expo
     return json.dumps(about).encode("utf-8") + b"\n" + spec_bytes
 
 
+def chart_about(data: bytes) -> dict:
+    """The first line of `data` (`chart_data`): the JSON about the chart (its version, config, file, …)."""
+    return json.loads(data.partition(b"\n")[0])
+
+
 def with_file(data: bytes, file: dict) -> bytes:
     """`data` (`chart_data`) carrying a file for the browser to save once: the JSON line gets
     file = {name, mime, nonce, length} and the file's bytes follow the spec. The version is unchanged,
@@ -189,7 +194,7 @@ def decimal_values(decimal: dict) -> dict:
 
 def read_chart_file(data: bytes) -> bytes | None:
     """The bytes of the file that `data` carries (`with_file`), or None."""
-    about = json.loads(data.partition(b"\n")[0])
+    about = chart_about(data)
     return data[len(data) - about["file"]["length"] :] if about.get("file") else None
 
 
@@ -306,4 +311,4 @@ def draw_chart(
     if file is not None and time.monotonic() - file["made"] < FILE_TTL_S:
         data = with_file(data, file)
     _component(key=key, data=data, on_click_change=clicked, on_export_change=exported)
-    give_head_start(key, json.loads(data.partition(b"\n")[0])["version"])
+    give_head_start(key, chart_about(data)["version"])
