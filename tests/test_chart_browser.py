@@ -4,14 +4,16 @@ on loading."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 from pathlib import Path
 
 import pytest
 import streamlit
 from playwright.sync_api import expect
 
-from conftest import chromium
+from conftest import chromium, server_pid
 from deploy import plotly_js
 from ui.chart import PLOTLY_CHUNK
 
@@ -114,6 +116,45 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
         page.wait_for_function("() => !document.querySelector('.av-chart-stale')", timeout=30_000)
         newest = "() => [...document.querySelectorAll('.av-chart')].every(b => b.__chart.shown === b.__chart.wanted.version)"
         assert page.evaluate(newest)  # each chart drew its newest figure
+        assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
+
+
+def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_figure_agrees(server):
+    """With the server stopped, a click on the scaling toggle and a key on the temperature slider redraw the
+    first layer's stages in the browser (ui/components/chart/live.js); once the server runs again, its own
+    figure replaces them: the same values and the same titles."""
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
+        page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
+        settle(page)
+        stages = page.locator(STAGES).first
+        panel = lambda axis: stages.evaluate(f"gd => ({PANEL})(gd, '{axis}')")  # noqa: E731
+        titles = lambda: stages.evaluate("gd => [gd.layout.title.text, ...gd.layout.annotations.slice(0, 4).map(a => a.text)]")  # noqa: E731
+        view = "document.querySelector('.av-chart').__chart"
+        raw, pattern = panel("x"), panel("x4")
+        assert "scaling off" not in titles()[0]
+        os.kill(server_pid[-1], signal.SIGSTOP)
+        try:
+            page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
+            page.wait_for_function(f"() => {view}.predicted && {view}.shown.endsWith(' false model 1')", timeout=10_000)
+            assert panel("x2") == pytest.approx(raw, rel=1e-6)  # scaling off: the second panel is the raw scores
+            ahead_unscaled = titles()
+            assert "scaling off" in ahead_unscaled[0] and ahead_unscaled[2].startswith("no scaling (÷ 1)")
+            thumb = page.locator("[data-testid=stSlider]").filter(has_text="Softmax temperature").get_by_role("slider")
+            thumb.focus()
+            thumb.press("ArrowRight")  # T = 1 → 1.25
+            page.wait_for_function(f"() => {view}.shown.endsWith(' false model 1.25')", timeout=10_000)
+            ahead, ahead_titles = panel("x4"), titles()
+            assert ahead_titles[4].startswith("softmax(· ÷ T), T = 1.25") and "T = 1.25" in ahead_titles[0]
+            assert ahead != pytest.approx(pattern, abs=1e-3)  # a new pattern, drawn while the server was stopped
+        finally:
+            os.kill(server_pid[-1], signal.SIGCONT)
+        page.wait_for_function("() => location.search.includes('scale=0') && location.search.includes('temp=1.25')", timeout=30_000)
+        page.wait_for_function(f"() => !{view}.predicted && {view}.shown === {view}.wanted.version", timeout=30_000)
+        settle(page)
+        assert titles() == ahead_titles  # the server's figure: the titles the browser wrote
+        assert panel("x4") == pytest.approx(ahead, rel=1e-3, abs=1e-6)  # its values, sent to 4 significant digits
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 

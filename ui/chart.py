@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # this module is imported before torch and plotly are (ui/__i
     import plotly.graph_objects as go
 
 ASSETS = Path(__file__).parent / "components" / "chart"
-JS = (ASSETS / "chart.js").read_text(encoding="utf-8")
+JS = "\n".join((ASSETS / name).read_text(encoding="utf-8") for name in ("chart.js", "live.js"))  # live.js: stages drawn ahead of the server
 CSS = (ASSETS / "chart.css").read_text(encoding="utf-8")
 DEFAULT_HEIGHT = 450  # plotly's, for a figure without its own
 TEXT_PARTS = "av_text"  # in a trace sent: {"rows", "cols"}, its text per cell as rows[i] + cols[j] (chart.js joins them)
@@ -113,14 +113,18 @@ def frontend_parts(names: tuple[str, ...] = FRONTEND_PARTS) -> dict[str, list[st
 FRONTEND_FILES = frontend_parts()
 
 
-def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool, export: dict | None = None) -> bytes:
+def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool, export: dict | None = None, live: dict | None = None) -> bytes:
     """What the component receives for `fig`, given its JSON `spec`: one line of JSON about the chart,
     then the spec. Bytes, made once per figure: Streamlit sends bytes as they are, where a dict would be
     serialised twice on every run (once sorted, for the element's identity).
 
     `export`: {name, width, height, scale} of the chart's PNG and SVG, rendered by the browser (file
     `name`.png, width × height layout pixels, PNG at `scale`), and its HTML and CSV buttons; None: no
-    buttons. Not part of the version: the buttons read it when clicked, the chart is not redrawn for it."""
+    buttons. Not part of the version: the buttons read it when clicked, the chart is not redrawn for it.
+
+    `live`: what the browser needs to redraw a stages figure for another mask, scaling or temperature as
+    soon as that control changes (viz.content.attention.stages_in_browser, with `controls` added: see
+    ui/components/chart/live.js); made from the same trace as the figure, so not part of the version."""
     spec_bytes = spec.encode("utf-8")
     # the camera button's options (its file name names the view, its scale is the PNG resolution) are set
     # in place by the browser (chart.js): a figure that did not change is not drawn again for them
@@ -135,6 +139,8 @@ def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool, expo
         "plotly": PLOTLY,
         "export": export,
     }
+    if live is not None:
+        about["live"] = live
     return json.dumps(about).encode("utf-8") + b"\n" + spec_bytes
 
 

@@ -45,10 +45,11 @@ def made_once(fig: go.Figure, what: str, make: Callable[[], T], variant=None) ->
     return entry[1]
 
 
-def sent_to_browser(fig: go.Figure, config: dict, *, clickable: bool, variant, export: dict | None = None) -> bytes:
-    """What the chart component is sent for `fig` (its plotly JSON, how to draw it, how to export it),
-    made once per figure object and `variant`. The JSON text itself is not kept: the bytes hold it."""
-    return made_once(fig, "chart", lambda: chart_data(fig, browser_json(fig), config, clickable=clickable, export=export), variant=variant)
+def sent_to_browser(fig: go.Figure, config: dict, *, clickable: bool, variant, export: dict | None = None, live: dict | None = None) -> bytes:
+    """What the chart component is sent for `fig` (its plotly JSON, how to draw it, how to export it,
+    maybe how to redraw it: `live`), made once per figure object and `variant`. The JSON text itself is
+    not kept: the bytes hold it."""
+    return made_once(fig, "chart", lambda: chart_data(fig, browser_json(fig), config, clickable=clickable, export=export, live=live), variant=variant)
 
 
 def outer_parts(text) -> tuple[list[str], list[str]] | None:
@@ -228,21 +229,28 @@ def chart_key(figure_id: str) -> str:
     return key
 
 
-def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_click: Callable[[dict], None] | None = None) -> None:
+def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_click: Callable[[dict], None] | None = None, live: dict | None = None) -> None:
     """Draw `fig` and, under it, PNG / SVG / HTML / CSV buttons, named for the figure, the model and the
     settings (two views never share a file name). The chart component draws the buttons: PNG and SVG are
     rendered by the browser, HTML and CSV made here when clicked (`server_file`).
 
     `on_click(selection)`: run when a point of the chart is clicked, with the selection in the shape of
-    `st.plotly_chart`'s ({"points": [{"curve_number", "point_index", "x", "y", "customdata"}]})."""
+    `st.plotly_chart`'s ({"points": [{"curve_number", "point_index", "x", "y", "customdata"}]}).
+
+    `live`: what the browser needs to redraw a stages figure the moment the mask, scaling or temperature
+    control changes (ui/components/chart/live.js); not in the print theme, whose look it would not keep."""
+    settings = st.session_state.get("settings")
+    if live is not None and settings is not None and settings.theme == "print":
+        live = None
     fig = themed(fig)
     st.session_state.setdefault(REGISTRY, {})[figure_id] = fig
+    settings = st.session_state.get("settings")
     name = stamped_stem(figure_id, about_view())
     scale, clickable = _png_scale(), on_click is not None
     config = plotly_config(name, scale=scale)
     export = export_of(fig, name, scale) if exports else None
     # drawn by ui/chart.py, updated in place; what it is sent is made once per figure and view
-    data = sent_to_browser(fig, config, clickable=clickable, variant=(name, scale, clickable, exports), export=export)
+    data = sent_to_browser(fig, config, clickable=clickable, variant=(name, scale, clickable, exports, live is not None), export=export, live=live)
     on_export = (lambda form: server_file(fig, name, form)) if exports else None
     draw_chart(data, key=chart_key(figure_id), on_click=on_click, on_export=on_export)
 

@@ -204,6 +204,7 @@ def show_clickable_stages(content, figure_id: str) -> bool:
     to click (block means), and then drawn as usual. Content may be shared between sessions: the
     click targets go on a copy."""
     from ui.figures import made_once, show_figure
+    from ui.view import live_controls
     from viz.clickable import clicked_cell
 
     n = len(content.values["labels"])
@@ -216,7 +217,8 @@ def show_clickable_stages(content, figure_id: str) -> bool:
         if cell is not None:
             _set_cell(content, *cell)
 
-    show_figure(fig, figure_id, on_click=on_click if clickable else None)
+    live = live_controls(content.values.get(f"live-{figure_id}"), st.session_state["settings"])
+    show_figure(fig, figure_id, on_click=on_click if clickable else None, live=live)
     return bool(clickable)
 
 

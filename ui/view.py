@@ -372,6 +372,22 @@ def _reset_temperature() -> None:
     st.session_state[key("temperature")] = 1.0
 
 
+def live_controls(live: dict | None, settings: Settings) -> dict | None:
+    """`live` (viz.content.attention.stages_in_browser) with where its three controls are on the page, for
+    the chart to read them (ui/components/chart/live.js): their widget keys, the mask's labels and the
+    temperature slider's values in order (the slider's position is an index into them)."""
+    if live is None:
+        return None
+    controls = {
+        "scaling": key("scaling"),
+        "mask": key("mask"),
+        "temperature": key("temperature"),
+        "mask_labels": MASK_LABELS,
+        "temperatures": temperature_options(settings.temperature),
+    }
+    return {**live, "controls": controls}
+
+
 ATTENTION_CONTROLS = ("layer", "heads", "mask", "hidden", "scaling", "temperature", "ablate")
 
 

@@ -24,6 +24,7 @@ SCORE_STAGES = ("scores_raw", "scores_scaled", "scores_masked")
 PANEL_WIDTH = 0.205
 DOMAINS = ((0.0, 0.205), (0.235, 0.44), (0.47, 0.675), (0.795, 1.0))
 STAGES_HEIGHT = 460
+STAGES_PANEL_PX = 220  # about how wide a panel is drawn: the mask marks' crosses are sized for it
 
 
 def stage_titles(*, divisor: float, d_head: int, temperature: float = 1.0, mask_name: str = "none", hidden: tuple[str, ...] = ()) -> dict[str, str]:
@@ -118,7 +119,7 @@ def stages_figure(
     )
     data, images = [], []
     with_tokens = 4 * n_query * n_key <= max_hover_cells
-    panel_px = 220
+    panel_px = STAGES_PANEL_PX
     max_ticks = ticks_for(panel_px)
     for index, key in enumerate(STAGE_TITLES):
         col = index + 1

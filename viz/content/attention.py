@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import base64
+import math
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from model.attention import worked_example
+from model.attention import MaskSpec, worked_example
 from viz.content.common import FULL_RESOLUTION, fit, sentence_labels
 from viz.content.head_view import head_view_section
 from viz.content.page import PageContent
 from viz.focus import focus_figure, renormalised_figure
-from viz.heatmap import attention_heatmap, weight_scale
+from viz.heatmap import MAX_MARKED_SIDE, attention_heatmap, weight_scale
 from viz.labels import safe_label
 from viz.overview import heads_overview
-from viz.stages import row_stats_figure, stage_titles, stages_figure
+from viz.stages import STAGES_PANEL_PX, row_stats_figure, stage_titles, stages_figure
+from viz.theme import MASK_MARK_COLOR
 from viz.values import output_step_figure, value_step_figure
 
 STAGE_NAMES = ("scores_raw", "scores_scaled", "scores_masked", "pattern")
@@ -87,6 +92,51 @@ def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, 
         positions=positions,
         keep=keep,
     )
+
+
+MASK_CHOICES = ("model", *MaskSpec.NAMES)  # the Mask control's choices (viz.content.settings.MASKS)
+
+
+def stages_in_browser(trace, sentence: int, layer: int, head: int, stages, *, pattern_colour: str = "fixed") -> dict | None:
+    """What the chart of `stages_of_head` needs to redraw itself for another mask, scaling or temperature
+    the moment that control changes, before the server's figure for it arrives (ui/components/chart/live.js).
+
+    Only where the browser can know the answer: in the first layer, whose Q and K come from the embeddings
+    alone (in a later layer they depend on the layers before, which the model runs with these settings,
+    so its raw scores change too), and at full resolution (block means cannot be redone from their
+    means). None elsewhere. The raw scores go at full precision (float32, as the model computed them);
+    the browser divides, masks and takes the softmax as `model.attention.attention_stages` does.
+    Per mask choice: its name and its masked cells (bits, row by row), as `MaskSpec.build` makes them.
+    """
+    labels = sentence_labels(trace, sentence)
+    n = len(labels)
+    if layer != 0 or n > FULL_RESOLUTION:
+        return None
+    raw = np.ascontiguousarray(stages.scores_raw[sentence, head].numpy(), dtype="<f4")
+    own = trace.own_mask or trace.model_mask
+    masks = {}
+    for choice in MASK_CHOICES:
+        name = own.name if choice == "model" else choice
+        spec = replace(trace.mask, causal="causal" in name, padding="padding" in name)
+        hidden = ~spec.build(trace.key_valid)[sentence, 0].numpy()
+        bits = base64.b64encode(np.packbits(hidden.ravel())).decode("ascii")
+        masks[choice] = {"name": spec.name, "bits": bits, "causal": spec.causal, "padding": spec.padding}
+    hidden_names = hidden_labels(trace, labels, sentence)
+    title = head_title(trace, layer, head, labels, sentence)
+    return {
+        "n": n,
+        "raw": base64.b64encode(raw.tobytes()).decode("ascii"),
+        "d_head": trace.d_head,
+        "divisor": float(trace.divisors[layer]) if trace.divisors else math.sqrt(trace.d_head),
+        "masks": masks,
+        "own": {"mask": [own.causal, own.padding], "scaling": bool(trace.own_scale), "temperature": float(trace.own_temperature)},
+        "title": title[: title.index(" · mask ")],  # model · layer · head
+        "hidden": list(hidden_names),
+        "what_if": bool(trace.model_mask.hidden_keys or trace.model_mask.hidden_in or trace.ablate),  # beyond these three controls
+        "pattern_colour": pattern_colour,
+        "marks": {"colour": MASK_MARK_COLOR, "max_side": MAX_MARKED_SIDE, "panel_px": STAGES_PANEL_PX},
+        "now": {"scaling": bool(trace.scale), "mask": trace.mask.name, "temperature": float(trace.temperature)},
+    }
 
 
 def pattern_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> go.Figure:
@@ -286,6 +336,7 @@ def attention_figures(settings, trace, overview: bool = True, model=None) -> Pag
     long_input = len(labels) > FULL_RESOLUTION
     for head in heads:
         content.figures[f"stages-L{layer}-H{head}"] = stages_of_head(trace, b, layer, head, stages, pattern_colour=colour, focus=centre)
+        content.values[f"live-stages-L{layer}-H{head}"] = stages_in_browser(trace, b, layer, head, stages, pattern_colour=colour)
         if long_input:
             content.figures[f"focus-L{layer}-H{head}"] = focus_of_head(trace, b, layer, head, centre, stages, pattern_colour=colour)
             content.notice(

@@ -21,6 +21,10 @@
 // in 3 bytes a value where float32 takes 4 (unpack). Triggers sent back: click {points:
 // [{curve_number, point_index, x, y, customdata}]}, the shape of Streamlit's own chart selection, so the
 // same Python code reads both; export {format: "html" or "csv", seq}.
+//
+// A stages chart of the first layer may come with `live` (live.js, appended to this file by ui/chart.py):
+// then a click or key that changes the mask, scaling or temperature control redraws it at once, computed in
+// the browser from the model's raw scores, until the server's figure for the new setting replaces it.
 
 export default function chart(component) {
   const { data, parentElement } = component;
@@ -288,6 +292,7 @@ function createView(parent) {
     seen: false, // was in the page once
     tries: 0,
     send: null,
+    predicted: null, // the setting drawn by the browser ahead of the server (live.js), or null
     update(data) {
       if (!data) return;
       view.wanted = data;
@@ -295,7 +300,13 @@ function createView(parent) {
       exports.hidden = !data.export;
       if (data.export) describeExports(data.export);
       gd.style.minHeight = `${data.height}px`; // the page keeps its layout while the chart waits
-      if (view.shown === data.version) {
+      if (data.live) liveViews.add(view);
+      else liveViews.delete(view);
+      // the server's figure replaces the browser's. Only a click or a key makes the browser draw ahead: a
+      // figure the server changed itself (the "T = 1" button, a lesson) may come before the controls that
+      // show its setting, so they are not read here
+      view.predicted = null;
+      if (view.shown === shownAs(data, view.predicted)) {
         camera(data); // the figure is drawn already: only the camera button's options follow the view
         waiting.delete(view);
         stale.delete(view);
@@ -326,7 +337,7 @@ function createView(parent) {
       }
       view.seen = true;
       const data = view.wanted;
-      if (!data || view.shown === data.version) return;
+      if (!data || view.shown === shownAs(data, view.predicted)) return;
       if (view.drawing) {
         view.again = true; // drawn again with the newest data when this drawing ends
         return;
@@ -334,7 +345,12 @@ function createView(parent) {
       view.drawing = true;
       loadPlotly(data.plotly)
         .then((Plotly) => {
-          const figure = unpack(JSON.parse(decoder.decode(data.spec)));
+          const predicted = view.predicted;
+          // the server's figure is parsed once per version; the browser's own (live.js) is a copy of it that
+          // shares every array it does not change, so that Plotly.react, which compares arrays by identity,
+          // recomputes only the panels whose values changed
+          if (!view.parsed || view.parsed.version !== data.version) view.parsed = { version: data.version, figure: unpack(JSON.parse(decoder.decode(data.spec))) };
+          const figure = predicted ? predictStages(copyForLive(view.parsed.figure), data.live, predicted) : view.parsed.figure;
           const layout = figure.layout || {};
           lookOfThePage(layout, gd);
           if (data.width !== "content") {
@@ -356,7 +372,7 @@ function createView(parent) {
           camera(data);
           // how long each drawing took, when the browser benchmark asks (bench/browser.py sets the list)
           if (window.__avChartTimes) window.__avChartTimes.push([started, performance.now() - started, view.visible]);
-          view.shown = data.version;
+          view.shown = shownAs(data, predicted);
           if (view.wanted === data) box.classList.remove("av-chart-stale");
           note.textContent = "";
           if (first) listen(Plotly);
@@ -375,6 +391,19 @@ function createView(parent) {
     },
   };
 
+  view.follow = () => {
+    // after a click or a key: if the mask, scaling or temperature control now shows another setting than
+    // the server's figure, draw that setting's stages at once (live.js); the server's figure follows
+    const data = view.wanted;
+    if (!data || !data.live) return;
+    const shown = liveSetting(data.live);
+    const setting = shown && !sameSetting(data.live, shown) ? shown : null;
+    if (setting && !view.visible) return; // a chart out of sight waits for the server's figure
+    if (shownAs(data, setting) === shownAs(data, view.predicted)) return;
+    view.predicted = setting;
+    view.draw();
+  };
+
   function camera(data) {
     // plotly reads the camera button's options when it is clicked (the version of the data leaves them out)
     const options = (data.config || {}).toImageButtonOptions;
@@ -383,7 +412,8 @@ function createView(parent) {
 
   function listen(Plotly) {
     gd.on("plotly_click", (event) => {
-      if (!view.wanted || !view.wanted.clickable || !view.send) return;
+      // not while the browser's own figure is shown: the server reads a click against its figure
+      if (!view.wanted || !view.wanted.clickable || !view.send || view.predicted) return;
       const points = (event.points || []).map((p) => ({
         curve_number: p.curveNumber,
         point_index: p.pointIndex !== undefined ? p.pointIndex : p.pointNumber,
@@ -406,6 +436,42 @@ function createView(parent) {
   observer.observe(box);
   return view;
 }
+
+function copyForLive(figure) {
+  // what predictStages changes, copied; the rest (labels, hover text, raw scores) shared
+  const layout = figure.layout;
+  const bar = (axis) => axis && { ...axis, colorbar: axis.colorbar && { ...axis.colorbar, title: axis.colorbar.title && { ...axis.colorbar.title } } };
+  return {
+    data: figure.data.map((trace) => ({ ...trace })),
+    layout: {
+      ...layout,
+      annotations: (layout.annotations || []).map((annotation) => ({ ...annotation })),
+      title: layout.title && { ...layout.title },
+      coloraxis: bar(layout.coloraxis),
+      coloraxis2: bar(layout.coloraxis2),
+    },
+  };
+}
+
+function shownAs(data, predicted) {
+  // what a view draws for `data`: the server's figure (its version) or the browser's for another setting
+  return predicted ? `${data.version} ${predicted.scaling} ${predicted.mask} ${predicted.temperature}` : data.version;
+}
+
+const liveViews = new Set(); // views of stages the browser can redraw for the controls (live.js)
+let following = false;
+
+function controlsMayHaveChanged() {
+  // after a click or key anywhere, once the page has rendered it: each live view reads the controls
+  if (following || !liveViews.size) return;
+  following = true;
+  setTimeout(() => {
+    following = false;
+    for (const view of liveViews) view.follow();
+  }, 0);
+}
+
+for (const type of ["click", "keydown", "keyup", "input", "change", "pointerup"]) document.addEventListener(type, controlsMayHaveChanged, true);
 
 function lookOfThePage(layout, element) {
   // as Streamlit draws its own charts: the page's font where the figure names none, the title in bold

@@ -1,0 +1,159 @@
+"""The stages the browser draws ahead of the server (ui/components/chart/live.js) are the server's own.
+
+live.js runs in node on the server's stages figure for one setting and `stages_in_browser` of it, and must
+give the figure the server builds for another mask, scaling or temperature: the same panel values (float32
+rounding apart), colour ranges, titles and mask marks, character for character."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import math
+import shutil
+import subprocess
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from viz.content import Settings, attention_page, run_model
+from viz.content.settings import TEMPERATURES
+
+NODE = shutil.which("node")
+LIVE_JS = ROOT / "ui" / "components" / "chart" / "live.js"
+HARNESS = """
+const fs = require("fs");
+const predictStages = new Function(fs.readFileSync(process.argv[1], "utf8") + "\\nreturn predictStages;")();
+const cases = JSON.parse(fs.readFileSync(0, "utf8"));
+const nan = (rows) => rows.map((row) => row.map((v) => (v === null ? NaN : v)));
+const out = cases.map(({ figure, live, setting }) => {
+  for (const trace of figure.data) if (trace.z) trace.z = nan(trace.z);
+  return predictStages(figure, live, setting);
+});
+process.stdout.write(JSON.stringify(out, (key, value) =>
+  ArrayBuffer.isView(value) ? Array.from(value, (v) => (Number.isNaN(v) ? null : v)) : typeof value === "number" && Number.isNaN(value) ? null : value));
+"""
+# two sentences of different lengths: the second is padded, so "padding" masks something
+TEXT = "The bank of the river was steep.\nShe sat at the bank."
+
+
+def plain(value):
+    """Plotly JSON as the browser holds it: arrays as lists, NaN as null."""
+    if isinstance(value, dict) and "bdata" in value:  # plotly's typed array
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]).newbyteorder("<"))
+        shape = value.get("shape")
+        if shape is not None:
+            array = array.reshape([int(side) for side in str(shape).split(",")] if isinstance(shape, str) else shape)
+        return plain(array)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return plain(value.tolist())
+    if isinstance(value, (float, np.floating)):
+        return None if math.isnan(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+@functools.cache
+def model():
+    from model import load_model
+
+    return load_model("toy")
+
+
+@functools.cache
+def page(settings: Settings):
+    trace = run_model(model(), settings.sentences, settings.display)
+    return attention_page(settings, trace, model=model())
+
+
+def predict(cases: list[tuple[Settings, dict]]) -> list[dict]:
+    """live.js's figure for each (settings the server drew, setting the controls show)."""
+    payload = []
+    for settings, setting in cases:
+        content = page(settings)
+        figure_id = f"stages-L{settings.layer}-H{settings.heads[0]}"
+        payload.append({"figure": plain(content.figures[figure_id].to_plotly_json()), "live": content.values[f"live-{figure_id}"], "setting": setting})
+    done = subprocess.run([NODE, "-e", HARNESS, str(LIVE_JS)], input=json.dumps(payload), capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(done.stdout)
+
+
+def stage_z(figure: dict, stage: str) -> np.ndarray:
+    (trace,) = [t for t in figure["data"] if (t.get("meta") or {}).get("stage") == stage]
+    return np.array(trace["z"], dtype=np.float64)  # null → NaN
+
+
+def assert_same_figure(predicted: dict, truth: dict) -> None:
+    for stage in ("scores_raw", "scores_scaled", "scores_masked", "pattern"):
+        got, want = stage_z(predicted, stage), stage_z(truth, stage)
+        assert np.array_equal(np.isnan(got), np.isnan(want)), stage  # the same cells masked
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-7, equal_nan=True, err_msg=stage)
+    layout, want = predicted["layout"], truth["layout"]
+    assert [a["text"] for a in layout["annotations"][:4]] == [a["text"] for a in want["annotations"][:4]]
+    assert layout["title"]["text"] == want["title"]["text"]
+    for axis in ("coloraxis", "coloraxis2"):
+        assert layout[axis]["cmin"] == pytest.approx(want[axis]["cmin"], rel=1e-6)
+        assert layout[axis]["cmax"] == pytest.approx(want[axis]["cmax"], rel=1e-6)
+        assert layout[axis]["colorbar"]["title"]["text"] == want[axis]["colorbar"]["title"]["text"]
+    assert [i["source"] for i in layout.get("images", [])] == [i["source"] for i in want.get("images", [])]  # the same crosses
+    marks = lambda figure: [(t["xaxis"], np.isnan(np.array(t["z"], dtype=float)).tolist()) for t in figure["data"] if t.get("name") == "masked cells"]  # noqa: E731
+    assert marks(predicted) == marks(truth)
+    assert [t.get("name") for t in predicted["data"]] == [t.get("name") for t in truth["data"]]
+
+
+SHOWN = {"scaling": True, "mask": "model", "temperature": 1.0}
+
+
+def settings_of(setting: dict, **more) -> Settings:
+    return replace(Settings(text=TEXT, **more), scaling=setting["scaling"], mask=setting["mask"], temperature=setting["temperature"])
+
+
+SETTINGS = [
+    {"scaling": False, "mask": "model", "temperature": 1.0},
+    {"scaling": True, "mask": "none", "temperature": 1.0},
+    {"scaling": True, "mask": "padding", "temperature": 0.25},
+    {"scaling": False, "mask": "causal+padding", "temperature": 8.0},
+    {"scaling": True, "mask": "causal", "temperature": 1.0},
+]
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed (Debian: apt-get install nodejs)")
+@pytest.mark.parametrize("more", [{}, {"sentence": 1}, {"sentence": 1, "hidden": ((1, 2),), "pattern_colour": "own"}, {"heads": (2,), "ablate": ((1, 0),)}])
+def test_the_browser_redraws_the_first_layers_stages_as_the_server_draws_them(more):
+    cases = [(settings_of(SHOWN, **more), setting) for setting in SETTINGS]
+    # and back: from a figure of another setting to the model's own
+    cases += [(settings_of(SETTINGS[3], **more), SHOWN), (settings_of(SETTINGS[2], **more), SETTINGS[0])]
+    for (shown, setting), predicted in zip(cases, predict(cases)):
+        truth = page(settings_of(setting, **more)).figures[f"stages-L0-H{shown.heads[0]}"]
+        assert_same_figure(predicted, plain(truth.to_plotly_json()))
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed (Debian: apt-get install nodejs)")
+def test_every_temperature_of_the_slider_is_written_as_the_server_writes_it():
+    shown = settings_of(SHOWN)
+    cases = [(shown, {**SHOWN, "temperature": t}) for t in TEMPERATURES if t != 1.0]
+    for (_, setting), predicted in zip(cases, predict(cases)):
+        truth = page(settings_of(setting)).figures["stages-L0-H0"].to_plotly_json()
+        assert predicted["layout"]["annotations"][3]["text"] == truth["layout"]["annotations"][3]["text"]
+        assert predicted["layout"]["title"]["text"] == truth["layout"]["title"]["text"]
+
+
+def test_only_the_first_layer_at_full_resolution_is_drawn_ahead():
+    """Beyond the first layer, Q and K depend on the layers before, which run with the mask, scaling and
+    temperature chosen: the browser cannot know the new raw scores. Nor redo block means beyond 128 tokens."""
+    content = page(Settings(text=TEXT, layer=1))
+    assert "stages-L1-H0" in content.figures and content.values["live-stages-L1-H0"] is None
+    first = page(Settings(text=TEXT))
+    live = first.values["live-stages-L0-H0"]
+    n = len(first.values["labels"])
+    assert live["n"] == n and len(base64.b64decode(live["raw"])) == 4 * n * n  # n² float32
+    assert set(live["masks"]) == {"model", "none", "causal", "padding", "causal+padding"}
+    assert live["masks"]["model"]["name"] == "causal+padding" and live["now"] == {"scaling": True, "mask": "causal+padding", "temperature": 1.0}
+    long_text = " ".join(["word"] * 140)
+    assert page(Settings(text=long_text)).values["live-stages-L0-H0"] is None

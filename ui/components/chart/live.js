@@ -1,0 +1,262 @@
+// The stages of the first layer, redrawn by the browser the moment the mask, the scaling or the temperature
+// changes, before the server's figure for the new setting arrives (which then replaces this one).
+//
+// The server sends, with a stages chart it can be redrawn for (viz/content/attention.py, stages_in_browser):
+// the head's raw scores Q·Kᵀ as the model computed them (float32), the divisor √d_k, the masked cells of
+// each mask choice, what the titles are made of, and the settings its figure shows (`now`); ui/figures.py
+// adds where the three controls are (`controls`: their widget keys, the mask's labels, the temperature
+// slider's values). From those this file computes what model/attention.py's attention_stages computes:
+// S' = S × (1/√d_k) in float32, S'' = S' where the key is allowed, and softmax(S'/T) over the allowed keys,
+// and writes the panels, their ranges and titles as viz/stages.py's stages_figure does
+// (tests/test_live_stages.py runs this file in node against the server's own figures).
+
+const LIVE_STAGES = ["scores_raw", "scores_scaled", "scores_masked", "pattern"];
+
+function liveBytes(text) {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+function formatG(x, digits) {
+  // Python's format(x, f".{digits}g"): the shortest of fixed or scientific notation, no trailing zeros
+  if (x === 0) return "0";
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
+  const [mantissa, exponentText] = x.toExponential(digits - 1).split("e");
+  const exponent = Number(exponentText);
+  const trim = (text) => (text.includes(".") ? text.replace(/0+$/, "").replace(/\.$/, "") : text);
+  if (exponent < -4 || exponent >= digits) {
+    const sign = exponent < 0 ? "-" : "+";
+    return `${trim(mantissa)}e${sign}${String(Math.abs(exponent)).padStart(2, "0")}`;
+  }
+  return trim(x.toFixed(digits - 1 - exponent));
+}
+
+function maskedCells(mask, n) {
+  // the bits of np.packbits (first cell in the highest bit), as booleans row by row
+  const bytes = liveBytes(mask.bits);
+  const hidden = new Uint8Array(n * n);
+  for (let i = 0; i < n * n; i++) hidden[i] = (bytes[i >> 3] >> (7 - (i & 7))) & 1;
+  return hidden;
+}
+
+function liveStages(live, setting) {
+  // the four panels [n × n] for {scaling, mask, temperature}, as the model computes them; masked cells NaN
+  // in the last two (apply_mask), a row with no allowed key all NaN
+  const n = live.n;
+  const raw = new Float32Array(liveBytes(live.raw).buffer);
+  const divisor = setting.scaling ? live.divisor : 1.0;
+  const inverse = Math.fround(1.0 / divisor);
+  const hidden = maskedCells(live.masks[setting.mask], n);
+  const scaled = new Float32Array(n * n);
+  const masked = new Float32Array(n * n);
+  const pattern = new Float32Array(n * n);
+  const logits = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    let top = -Infinity;
+    for (let j = 0; j < n; j++) {
+      const cell = i * n + j;
+      scaled[cell] = Math.fround(raw[cell] * inverse);
+      masked[cell] = hidden[cell] ? NaN : scaled[cell];
+      logits[j] = Math.fround(scaled[cell] / setting.temperature);
+      if (!hidden[cell] && logits[j] > top) top = logits[j];
+    }
+    let sum = 0;
+    for (let j = 0; j < n; j++) sum += hidden[i * n + j] ? 0 : Math.exp(logits[j] - top);
+    for (let j = 0; j < n; j++) {
+      const cell = i * n + j;
+      pattern[cell] = hidden[cell] ? NaN : Math.fround(Math.exp(logits[j] - top) / sum);
+    }
+  }
+  return { panels: { scores_raw: raw, scores_scaled: scaled, scores_masked: masked, pattern }, hidden, divisor };
+}
+
+function finiteExtent(values) {
+  let low = Infinity;
+  let high = -Infinity;
+  for (const v of values) {
+    if (Number.isFinite(v)) {
+      if (v < low) low = v;
+      if (v > high) high = v;
+    }
+  }
+  return low <= high ? [low, high] : null;
+}
+
+function spread(values, isPattern) {
+  // viz/stages.py _spread: what a panel holds, under its title
+  const extent = finiteExtent(values);
+  if (!extent) return "no visible cell";
+  if (isPattern) return `largest weight ${extent[1].toFixed(2)}`;
+  return `${formatG(extent[0], 3)} to ${formatG(extent[1], 3)}`.replaceAll("-", "−");
+}
+
+function withSpread(title, range) {
+  // viz/stages.py _with_spread: the range on a small second line, after any note the title has there
+  const at = title.indexOf("<br><sup>");
+  const head = at < 0 ? title : title.slice(0, at);
+  let note = at < 0 ? "" : title.slice(at + "<br><sup>".length);
+  if (note.endsWith("</sup>")) note = note.slice(0, -"</sup>".length);
+  return `${head}<br><sup>${note ? note + " · " : ""}${range}</sup>`;
+}
+
+function stageTitles(live, setting, divisor, maskName) {
+  // viz/stages.py stage_titles
+  const hidden = live.hidden.length;
+  const scaled = divisor === 1.0 ? "no scaling (÷ 1)" : `÷ √d_k = ÷ √${live.d_head} = ÷ ${formatG(divisor, 3)}`;
+  let masked;
+  if (maskName === "none") masked = hidden ? `masked: ${hidden} hidden` : "masked: nothing";
+  else masked = `masked: ${maskName}` + (hidden ? `<br><sup>+ ${hidden} hidden</sup>` : "");
+  const softmax = setting.temperature === 1.0 ? "softmax" : `softmax(· ÷ T), T = ${formatG(setting.temperature, 6)}`;
+  return { scores_raw: "raw Q·Kᵀ", scores_scaled: scaled, scores_masked: masked, pattern: softmax };
+}
+
+function headTitle(live, setting, mask) {
+  // viz/content/attention.py head_title and state_note
+  const parts = [];
+  if (live.hidden.length) parts.push("hidden " + live.hidden.join(", "));
+  if (!setting.scaling) parts.push("scaling off");
+  if (setting.temperature !== 1.0) parts.push(`T = ${formatG(setting.temperature, 6)}`);
+  const own = live.own;
+  const whatIf =
+    live.what_if || mask.causal !== own.mask[0] || mask.padding !== own.mask[1] || setting.scaling !== own.scaling || setting.temperature !== own.temperature;
+  if (whatIf) parts.push("what-if");
+  return `${live.title} · mask ${mask.name}` + parts.map((part) => ` · ${part}`).join("");
+}
+
+function markTraces(hidden, n, marks, panel) {
+  // viz/heatmap.py mask_marks: a cross on every masked cell (an SVG over the panel) and a transparent
+  // heatmap on them for hovering; none beyond marks.max_side cells a side or with nothing masked
+  if (n > marks.max_side || !hidden.some((h) => h)) return null;
+  const cellPx = marks.panel_px / n;
+  const crossPx = Math.max(3, Math.round(0.5 * Math.max(6, Math.min(18, 0.55 * cellPx))));
+  const half = Math.min(0.3, crossPx / 2 / cellPx);
+  let strokes = "";
+  const z = [];
+  for (let q = 0; q < n; q++) {
+    const row = new Float32Array(n);
+    for (let k = 0; k < n; k++) {
+      const on = hidden[q * n + k];
+      row[k] = on ? 1 : NaN;
+      if (on) {
+        const f = (v) => v.toFixed(3);
+        strokes += `M${f(k + 0.5 - half)} ${f(q + 0.5 - half)}L${f(k + 0.5 + half)} ${f(q + 0.5 + half)}`;
+        strokes += `M${f(k + 0.5 + half)} ${f(q + 0.5 - half)}L${f(k + 0.5 - half)} ${f(q + 0.5 + half)}`;
+      }
+    }
+    z.push(row);
+  }
+  const svg =
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${n} ${n}" preserveAspectRatio="none">` +
+    `<path d="${strokes}" fill="none" stroke="${marks.colour}" stroke-width="1" vector-effect="non-scaling-stroke"/></svg>`;
+  const axes = { xaxis: `x${panel}`, yaxis: `y${panel}` };
+  const image = {
+    source: "data:image/svg+xml;base64," + btoa(svg),
+    xref: `x${panel} domain`,
+    yref: `y${panel} domain`,
+    x: 0,
+    y: 1,
+    sizex: 1,
+    sizey: 1,
+    xanchor: "left",
+    yanchor: "top",
+    sizing: "stretch",
+    layer: "above",
+  };
+  const range = Array.from({ length: n }, (_, i) => i);
+  const trace = {
+    type: "heatmap",
+    z,
+    x: range,
+    y: range,
+    colorscale: [
+      [0.0, "rgba(0,0,0,0)"],
+      [1.0, "rgba(0,0,0,0)"],
+    ],
+    zmin: 0,
+    zmax: 1,
+    showscale: false,
+    hoverongaps: false,
+    hovertemplate: "masked: query %{y} may not attend to key %{x}<extra></extra>",
+    name: "masked cells",
+    showlegend: false,
+    meta: { role: "decoration" },
+    ...axes,
+  };
+  return { trace, image };
+}
+
+function predictStages(figure, live, setting) {
+  // `figure` (the server's stages figure, unpacked) redrawn for `setting`: its panels' values, their colour
+  // ranges, the panel and figure titles and the mask marks; everything else (labels, hover text, the
+  // click targets) as it is
+  const n = live.n;
+  const mask = live.masks[setting.mask];
+  const { panels, hidden, divisor } = liveStages(live, setting);
+  const rows = (values) => Array.from({ length: n }, (_, r) => values.subarray(r * n, (r + 1) * n));
+  const titles = stageTitles(live, setting, divisor, mask.name);
+  const data = [];
+  for (const trace of figure.data || []) {
+    if (trace.name === "masked cells") continue; // drawn anew below
+    const stage = trace.meta && trace.meta.stage;
+    if (LIVE_STAGES.includes(stage) && stage !== "scores_raw") trace.z = rows(panels[stage]);
+    data.push(trace);
+    if (stage === "scores_masked" || stage === "pattern") {
+      const marks = markTraces(hidden, n, live.marks, stage === "pattern" ? 4 : 3);
+      if (marks) {
+        data.push(marks.trace);
+        (figure.__marks = figure.__marks || []).push(marks.image);
+      }
+    }
+  }
+  figure.data = data;
+  const layout = figure.layout;
+  layout.images = (layout.images || []).filter((image) => !/^[xy][34] domain$/.test(image.xref || "")).concat(figure.__marks || []);
+  delete figure.__marks;
+  if (!layout.images.length) delete layout.images;
+  LIVE_STAGES.forEach((stage, index) => {
+    layout.annotations[index].text = withSpread(titles[stage], spread(panels[stage], stage === "pattern"));
+  });
+  let top = 0;
+  for (const stage of ["scores_raw", "scores_scaled", "scores_masked"]) {
+    const extent = finiteExtent(panels[stage]);
+    if (extent) top = Math.max(top, Math.abs(extent[0]), Math.abs(extent[1]));
+  }
+  top = top || 1.0;
+  layout.coloraxis.cmin = -top;
+  layout.coloraxis.cmax = top;
+  if (live.pattern_colour === "own") {
+    const extent = finiteExtent(panels.pattern);
+    const largest = extent && extent[1] > 0 ? extent[1] : 1.0;
+    layout.coloraxis2.cmax = largest;
+    layout.coloraxis2.colorbar.title.text = `weight (0 to max ${formatG(largest, 2)})`;
+  }
+  if (layout.title) layout.title.text = headTitle(live, setting, mask);
+  return figure;
+}
+
+function liveSetting(live) {
+  // the three controls as the page shows them now ({scaling, mask, temperature}), or null when one of
+  // them is not on the page or shows something the server did not name (a mask being typed)
+  const controls = live.controls;
+  if (!controls) return null;
+  const within = (key, selector) => {
+    const box = document.querySelector(`.st-key-${CSS.escape(key)}`);
+    return box && box.querySelector(selector);
+  };
+  const scaling = within(controls.scaling, "input[type=checkbox]");
+  const mask = within(controls.mask, "input[role=combobox]");
+  const temperature = within(controls.temperature, "input[type=range]");
+  if (!scaling || !mask || !temperature) return null;
+  const choice = Object.keys(controls.mask_labels).find((name) => controls.mask_labels[name] === mask.value);
+  const value = controls.temperatures[Number(temperature.value)];
+  if (choice === undefined || !live.masks[choice] || !(value > 0)) return null;
+  return { scaling: scaling.checked, mask: choice, temperature: value };
+}
+
+function sameSetting(live, setting) {
+  // whether `setting` draws the figure the server sent (the choice "model" and "causal" can be one mask)
+  const now = live.now;
+  return setting.scaling === now.scaling && live.masks[setting.mask].name === now.mask && setting.temperature === now.temperature;
+}
