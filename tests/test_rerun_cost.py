@@ -327,3 +327,19 @@ def test_an_attention_control_reruns_the_view_not_the_page_links_text_box_or_mod
         assert _sent_elements(frames).count("page_link") >= 10  # a new sentence reruns the page
         assert "scaling off" in page.locator(".js-plotly-plot").first.evaluate("gd => gd.layout.title.text")  # and keeps the toggle
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError]").count() == 0
+
+
+def test_a_views_description_is_made_once_per_view_not_once_per_figure():
+    """`about_view` names every figure's files (8 a run on the Attention page): it is made once per view."""
+    from dataclasses import replace
+
+    from ui.figures import _described
+    from viz.content import Settings
+
+    settings = Settings(text="The cat sat.")
+    first = _described(settings, "http://localhost:8501/Attention", 2.0)
+    assert _described(replace(settings), "http://localhost:8501/Attention", 2.0) is first  # an equal view: the same
+    other = _described(replace(settings, layer=1), "http://localhost:8501/Attention", 2.0)
+    assert other is not first and other["settings"]["layer"] == 1 and first["settings"]["layer"] == 0
+    assert other["link"] == "http://localhost:8501/Attention?text=The+cat+sat.&layer=1" and "text" not in other["settings"]
+    assert _described(settings, "http://localhost:8501/Attention", 3.0)["settings"]["png_scale"] == 3.0
