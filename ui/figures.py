@@ -261,7 +261,6 @@ def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_clic
         live = None
     fig = themed(fig)
     st.session_state.setdefault(REGISTRY, {})[figure_id] = fig
-    settings = st.session_state.get("settings")
     name = stamped_stem(figure_id, None) if settings is None else _stem(figure_id, settings, _address(), _png_scale())
     scale, clickable = _png_scale(), on_click is not None
     config = plotly_config(name, scale=scale)
