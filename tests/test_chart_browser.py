@@ -137,20 +137,28 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
         os.kill(server_pid[-1], signal.SIGSTOP)
         try:
             page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
-            page.wait_for_function(f"() => {view}.predicted && {view}.shown.endsWith(' false model 1')", timeout=10_000)
+            page.wait_for_function(f"() => {view}.predicted && {view}.shown.includes(' false model 1 - ')", timeout=10_000)
             assert panel("x2") == pytest.approx(raw, rel=1e-6)  # scaling off: the second panel is the raw scores
             ahead_unscaled = titles()
             assert "scaling off" in ahead_unscaled[0] and ahead_unscaled[2].startswith("no scaling (÷ 1)")
             thumb = page.locator("[data-testid=stSlider]").filter(has_text="Softmax temperature").get_by_role("slider")
             thumb.focus()
             thumb.press("ArrowRight")  # T = 1 → 1.25
-            page.wait_for_function(f"() => {view}.shown.endsWith(' false model 1.25')", timeout=10_000)
-            ahead, ahead_titles = panel("x4"), titles()
-            assert ahead_titles[4].startswith("softmax(· ÷ T), T = 1.25") and "T = 1.25" in ahead_titles[0]
+            page.wait_for_function(f"() => {view}.shown.includes(' false model 1.25 - ')", timeout=10_000)
+            ahead = panel("x4")
+            assert titles()[4].startswith("softmax(· ÷ T), T = 1.25") and "T = 1.25" in titles()[0]
             assert ahead != pytest.approx(pattern, abs=1e-3)  # a new pattern, drawn while the server was stopped
+            hide = page.locator("[data-testid=stMultiSelect]").get_by_role("combobox", name="Hide key tokens", exact=True)
+            hide.click()
+            page.get_by_role("option", name=re.compile(r"\(sentence 1, position 1\)$")).first.click()
+            page.keyboard.press("Escape")
+            page.wait_for_function(f"() => {view}.shown.endsWith(' false model 1.25 hiding 1')", timeout=10_000)
+            ahead, ahead_titles = panel("x4"), titles()
+            assert "hidden “cat”" in ahead_titles[0] and "+ 1 hidden" in ahead_titles[3]
+            assert len(ahead) == len(pattern) - 6  # key 1 hidden from the six queries (1 to 6) that saw it
         finally:
             os.kill(server_pid[-1], signal.SIGCONT)
-        page.wait_for_function("() => location.search.includes('scale=0') && location.search.includes('temp=1.25')", timeout=30_000)
+        page.wait_for_function("() => ['scale=0', 'temp=1.25', 'hide='].every((part) => location.search.includes(part))", timeout=30_000)
         page.wait_for_function(f"() => !{view}.predicted && {view}.shown === {view}.wanted.version", timeout=30_000)
         settle(page)
         assert titles() == ahead_titles  # the server's figure: the titles the browser wrote

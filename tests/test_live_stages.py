@@ -107,38 +107,49 @@ def assert_same_figure(predicted: dict, truth: dict) -> None:
     assert [t.get("name") for t in predicted["data"]] == [t.get("name") for t in truth["data"]]
 
 
-SHOWN = {"scaling": True, "mask": "model", "temperature": 1.0}
+SHOWN = {"scaling": True, "mask": "model", "temperature": 1.0, "hidden": ()}
 
 
 def settings_of(setting: dict, **more) -> Settings:
-    return replace(Settings(text=TEXT, **more), scaling=setting["scaling"], mask=setting["mask"], temperature=setting["temperature"])
+    base = Settings(text=TEXT, **more)
+    hidden = tuple(sorted({*base.hidden, *setting["hidden"]}))
+    return replace(base, scaling=setting["scaling"], mask=setting["mask"], temperature=setting["temperature"], hidden=hidden)
+
+
+def controls_show(setting: dict, settings: Settings) -> dict:
+    """What live.js reads from the controls for `setting` (hidden: the positions in the sentence shown)."""
+    pairs = settings_of(setting, sentence=settings.sentence, hidden=settings.hidden).hidden
+    hidden = sorted({p for s, p in pairs if s == settings.sentence})
+    return {"scaling": setting["scaling"], "mask": setting["mask"], "temperature": setting["temperature"], "hidden": hidden, "hiding": bool(pairs)}
 
 
 SETTINGS = [
-    {"scaling": False, "mask": "model", "temperature": 1.0},
-    {"scaling": True, "mask": "none", "temperature": 1.0},
-    {"scaling": True, "mask": "padding", "temperature": 0.25},
-    {"scaling": False, "mask": "causal+padding", "temperature": 8.0},
-    {"scaling": True, "mask": "causal", "temperature": 1.0},
+    {"scaling": False, "mask": "model", "temperature": 1.0, "hidden": ()},
+    {"scaling": True, "mask": "none", "temperature": 1.0, "hidden": ()},
+    {"scaling": True, "mask": "padding", "temperature": 0.25, "hidden": ((1, 2),)},
+    {"scaling": False, "mask": "causal+padding", "temperature": 8.0, "hidden": ((0, 1), (1, 0))},
+    {"scaling": True, "mask": "causal", "temperature": 1.0, "hidden": ((0, 3),)},
 ]
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed (Debian: apt-get install nodejs)")
 @pytest.mark.parametrize("more", [{}, {"sentence": 1}, {"sentence": 1, "hidden": ((1, 2),), "pattern_colour": "own"}, {"heads": (2,), "ablate": ((1, 0),)}])
 def test_the_browser_redraws_the_first_layers_stages_as_the_server_draws_them(more):
-    cases = [(settings_of(SHOWN, **more), setting) for setting in SETTINGS]
-    # and back: from a figure of another setting to the model's own
-    cases += [(settings_of(SETTINGS[3], **more), SHOWN), (settings_of(SETTINGS[2], **more), SETTINGS[0])]
-    for (shown, setting), predicted in zip(cases, predict(cases)):
-        truth = page(settings_of(setting, **more)).figures[f"stages-L0-H{shown.heads[0]}"]
-        assert_same_figure(predicted, plain(truth.to_plotly_json()))
+    shown = settings_of(SHOWN, **more)
+    cases = [(shown, setting) for setting in SETTINGS]
+    # and back: from a figure of another setting to the model's own, or to yet another
+    cases += [(settings_of(SETTINGS[3], **more), SHOWN), (settings_of(SETTINGS[2], **more), SETTINGS[0]), (settings_of(SETTINGS[4], **more), SETTINGS[2])]
+    predicted = predict([(drawn, controls_show(setting, shown)) for drawn, setting in cases])
+    for (drawn, setting), figure in zip(cases, predicted):
+        truth = page(settings_of(setting, **more)).figures[f"stages-L0-H{drawn.heads[0]}"]
+        assert_same_figure(figure, plain(truth.to_plotly_json()))
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed (Debian: apt-get install nodejs)")
 def test_every_temperature_of_the_slider_is_written_as_the_server_writes_it():
     shown = settings_of(SHOWN)
-    cases = [(shown, {**SHOWN, "temperature": t}) for t in TEMPERATURES if t != 1.0]
-    for (_, setting), predicted in zip(cases, predict(cases)):
+    settings = [{**SHOWN, "temperature": t} for t in TEMPERATURES if t != 1.0]
+    for setting, predicted in zip(settings, predict([(shown, controls_show(setting, shown)) for setting in settings])):
         truth = page(settings_of(setting)).figures["stages-L0-H0"].to_plotly_json()
         assert predicted["layout"]["annotations"][3]["text"] == truth["layout"]["annotations"][3]["text"]
         assert predicted["layout"]["title"]["text"] == truth["layout"]["title"]["text"]
@@ -154,6 +165,8 @@ def test_only_the_first_layer_at_full_resolution_is_drawn_ahead():
     n = len(first.values["labels"])
     assert live["n"] == n and len(base64.b64decode(live["raw"])) == 4 * n * n  # n² float32
     assert set(live["masks"]) == {"model", "none", "causal", "padding", "causal+padding"}
-    assert live["masks"]["model"]["name"] == "causal+padding" and live["now"] == {"scaling": True, "mask": "causal+padding", "temperature": 1.0}
+    assert live["masks"]["model"]["name"] == "causal+padding"
+    assert live["now"] == {"scaling": True, "mask": "causal+padding", "temperature": 1.0, "hidden": [], "hiding": False}
+    assert live["hide"]["labels"]["bank (sentence 1, position 1)"] == 1 and live["hide"]["quoted"][1] == "“bank”"
     long_text = " ".join(["word"] * 140)
     assert page(Settings(text=long_text)).values["live-stages-L0-H0"] is None

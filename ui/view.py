@@ -373,7 +373,7 @@ def _reset_temperature() -> None:
 
 
 def live_controls(live: dict | None, settings: Settings) -> dict | None:
-    """`live` (viz.content.attention.stages_in_browser) with where its three controls are on the page, for
+    """`live` (viz.content.attention.stages_in_browser) with where its controls are on the page, for
     the chart to read them (ui/components/chart/live.js): their widget keys, the mask's labels and the
     temperature slider's values in order (the slider's position is an index into them)."""
     if live is None:
@@ -382,6 +382,7 @@ def live_controls(live: dict | None, settings: Settings) -> dict | None:
         "scaling": key("scaling"),
         "mask": key("mask"),
         "temperature": key("temperature"),
+        "hidden": key("hidden"),
         "mask_labels": MASK_LABELS,
         "temperatures": temperature_options(settings.temperature),
     }

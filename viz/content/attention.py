@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import base64
 import math
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from model.attention import MaskSpec, worked_example
-from viz.content.common import FULL_RESOLUTION, fit, sentence_labels
+from viz.content.common import FULL_RESOLUTION, fit, hidden_token_label, sentence_labels
 from viz.content.head_view import head_view_section
 from viz.content.page import PageContent
 from viz.focus import focus_figure, renormalised_figure
@@ -98,44 +96,55 @@ MASK_CHOICES = ("model", *MaskSpec.NAMES)  # the Mask control's choices (viz.con
 
 
 def stages_in_browser(trace, sentence: int, layer: int, head: int, stages, *, pattern_colour: str = "fixed") -> dict | None:
-    """What the chart of `stages_of_head` needs to redraw itself for another mask, scaling or temperature
-    the moment that control changes, before the server's figure for it arrives (ui/components/chart/live.js).
+    """What the chart of `stages_of_head` needs to redraw itself for another mask, scaling, temperature or
+    set of hidden keys the moment that control changes, before the server's figure for it arrives
+    (ui/components/chart/live.js).
 
     Only where the browser can know the answer: in the first layer, whose Q and K come from the embeddings
     alone (in a later layer they depend on the layers before, which the model runs with these settings,
     so its raw scores change too), and at full resolution (block means cannot be redone from their
     means). None elsewhere. The raw scores go at full precision (float32, as the model computed them);
     the browser divides, masks and takes the softmax as `model.attention.attention_stages` does.
-    Per mask choice: its name and its masked cells (bits, row by row), as `MaskSpec.build` makes them.
+    Per mask choice: its name and its masked cells before any hidden key (bits, row by row), as
+    `MaskSpec.build` makes them; per token of the sentence, the label the "Hide key tokens" box gives it
+    (`hidden_token_label`) and its name in the titles.
     """
     labels = sentence_labels(trace, sentence)
     n = len(labels)
-    if layer != 0 or n > FULL_RESOLUTION:
+    if layer != 0 or n > FULL_RESOLUTION or trace.mask.hidden_keys:
         return None
     raw = np.ascontiguousarray(stages.scores_raw[sentence, head].numpy(), dtype="<f4")
     own = trace.own_mask or trace.model_mask
     masks = {}
     for choice in MASK_CHOICES:
         name = own.name if choice == "model" else choice
-        spec = replace(trace.mask, causal="causal" in name, padding="padding" in name)
+        spec = MaskSpec(causal="causal" in name, padding="padding" in name)
         hidden = ~spec.build(trace.key_valid)[sentence, 0].numpy()
         bits = base64.b64encode(np.packbits(hidden.ravel())).decode("ascii")
         masks[choice] = {"name": spec.name, "bits": bits, "causal": spec.causal, "padding": spec.padding}
-    hidden_names = hidden_labels(trace, labels, sentence)
-    title = head_title(trace, layer, head, labels, sentence)
+    positions = range(len(trace.tokens[sentence]))
     return {
         "n": n,
         "raw": base64.b64encode(raw.tobytes()).decode("ascii"),
         "d_head": trace.d_head,
         "divisor": float(trace.divisors[layer]) if trace.divisors else math.sqrt(trace.d_head),
         "masks": masks,
+        "hide": {
+            "labels": {hidden_token_label(trace, (sentence, p)): p for p in positions},
+            "quoted": [f"“{safe_label(labels[p].strip() or labels[p])}”" for p in positions],
+        },
         "own": {"mask": [own.causal, own.padding], "scaling": bool(trace.own_scale), "temperature": float(trace.own_temperature)},
-        "title": title[: title.index(" · mask ")],  # model · layer · head
-        "hidden": list(hidden_names),
-        "what_if": bool(trace.model_mask.hidden_keys or trace.model_mask.hidden_in or trace.ablate),  # beyond these three controls
+        "title": head_title(trace, layer, head, labels, sentence).split(" · mask ")[0],  # model · layer · head
+        "what_if": bool(trace.ablate),  # beyond these controls
         "pattern_colour": pattern_colour,
         "marks": {"colour": MASK_MARK_COLOR, "max_side": MAX_MARKED_SIDE, "panel_px": STAGES_PANEL_PX},
-        "now": {"scaling": bool(trace.scale), "mask": trace.mask.name, "temperature": float(trace.temperature)},
+        "now": {
+            "scaling": bool(trace.scale),
+            "mask": trace.mask.name,
+            "temperature": float(trace.temperature),
+            "hidden": list(trace.mask.hidden_for(sentence)),
+            "hiding": bool(trace.mask.hidden_in),  # in any sentence: the run is a what-if
+        },
     }
 
 

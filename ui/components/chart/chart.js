@@ -23,7 +23,7 @@
 // same Python code reads both; export {format: "html" or "csv", seq}.
 //
 // A stages chart of the first layer may come with `live` (live.js, appended to this file by ui/chart.py):
-// then a click or key that changes the mask, scaling or temperature control redraws it at once, computed in
+// then a click or key that changes the mask, scaling, temperature or hidden keys redraws it at once, computed in
 // the browser from the model's raw scores, until the server's figure for the new setting replaces it.
 
 export default function chart(component) {
@@ -455,7 +455,9 @@ function copyForLive(figure) {
 
 function shownAs(data, predicted) {
   // what a view draws for `data`: the server's figure (its version) or the browser's for another setting
-  return predicted ? `${data.version} ${predicted.scaling} ${predicted.mask} ${predicted.temperature}` : data.version;
+  if (!predicted) return data.version;
+  const { scaling, mask, temperature, hidden, hiding } = predicted;
+  return `${data.version} ${scaling} ${mask} ${temperature} ${hiding ? "hiding" : "-"} ${hidden.join(",")}`;
 }
 
 const liveViews = new Set(); // views of stages the browser can redraw for the controls (live.js)

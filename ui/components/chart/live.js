@@ -1,12 +1,13 @@
-// The stages of the first layer, redrawn by the browser the moment the mask, the scaling or the temperature
-// changes, before the server's figure for the new setting arrives (which then replaces this one).
+// The stages of the first layer, redrawn by the browser the moment the mask, the scaling, the temperature or
+// the hidden keys change, before the server's figure for the new setting arrives (which then replaces it).
 //
 // The server sends, with a stages chart it can be redrawn for (viz/content/attention.py, stages_in_browser):
 // the head's raw scores Q·Kᵀ as the model computed them (float32), the divisor √d_k, the masked cells of
-// each mask choice, what the titles are made of, and the settings its figure shows (`now`); ui/figures.py
-// adds where the three controls are (`controls`: their widget keys, the mask's labels, the temperature
-// slider's values). From those this file computes what model/attention.py's attention_stages computes:
-// S' = S × (1/√d_k) in float32, S'' = S' where the key is allowed, and softmax(S'/T) over the allowed keys,
+// each mask choice, the sentence's tokens as the "Hide key tokens" box names them, what the titles are made
+// of, and the settings its figure shows (`now`); ui/view.py adds where the controls are (`controls`: their
+// widget keys, the mask's labels, the temperature slider's values). From those this file computes what
+// model/attention.py's attention_stages computes: S' = S × (1/√d_k) in float32, the mask by position (a
+// hidden key's whole column), S'' = S' where the key is allowed, and softmax(S'/T) over the allowed keys,
 // and writes the panels, their ranges and titles as viz/stages.py's stages_figure does
 // (tests/test_live_stages.py runs this file in node against the server's own figures).
 
@@ -33,11 +34,13 @@ function formatG(x, digits) {
   return trim(x.toFixed(digits - 1 - exponent));
 }
 
-function maskedCells(mask, n) {
-  // the bits of np.packbits (first cell in the highest bit), as booleans row by row
+function maskedCells(mask, n, keys) {
+  // the bits of np.packbits (first cell in the highest bit), as booleans row by row, and the columns of the
+  // hidden keys (MaskSpec.build: no query of the sentence may attend to them)
   const bytes = liveBytes(mask.bits);
   const hidden = new Uint8Array(n * n);
   for (let i = 0; i < n * n; i++) hidden[i] = (bytes[i >> 3] >> (7 - (i & 7))) & 1;
+  for (const key of keys) for (let i = 0; i < n; i++) hidden[i * n + key] = 1;
   return hidden;
 }
 
@@ -48,7 +51,7 @@ function liveStages(live, setting) {
   const raw = new Float32Array(liveBytes(live.raw).buffer);
   const divisor = setting.scaling ? live.divisor : 1.0;
   const inverse = Math.fround(1.0 / divisor);
-  const hidden = maskedCells(live.masks[setting.mask], n);
+  const hidden = maskedCells(live.masks[setting.mask], n, setting.hidden);
   const scaled = new Float32Array(n * n);
   const masked = new Float32Array(n * n);
   const pattern = new Float32Array(n * n);
@@ -103,7 +106,7 @@ function withSpread(title, range) {
 
 function stageTitles(live, setting, divisor, maskName) {
   // viz/stages.py stage_titles
-  const hidden = live.hidden.length;
+  const hidden = setting.hidden.length;
   const scaled = divisor === 1.0 ? "no scaling (÷ 1)" : `÷ √d_k = ÷ √${live.d_head} = ÷ ${formatG(divisor, 3)}`;
   let masked;
   if (maskName === "none") masked = hidden ? `masked: ${hidden} hidden` : "masked: nothing";
@@ -115,12 +118,12 @@ function stageTitles(live, setting, divisor, maskName) {
 function headTitle(live, setting, mask) {
   // viz/content/attention.py head_title and state_note
   const parts = [];
-  if (live.hidden.length) parts.push("hidden " + live.hidden.join(", "));
+  if (setting.hidden.length) parts.push("hidden " + setting.hidden.map((p) => live.hide.quoted[p]).join(", "));
   if (!setting.scaling) parts.push("scaling off");
   if (setting.temperature !== 1.0) parts.push(`T = ${formatG(setting.temperature, 6)}`);
   const own = live.own;
   const whatIf =
-    live.what_if || mask.causal !== own.mask[0] || mask.padding !== own.mask[1] || setting.scaling !== own.scaling || setting.temperature !== own.temperature;
+    live.what_if || setting.hiding || mask.causal !== own.mask[0] || mask.padding !== own.mask[1] || setting.scaling !== own.scaling || setting.temperature !== own.temperature;
   if (whatIf) parts.push("what-if");
   return `${live.title} · mask ${mask.name}` + parts.map((part) => ` · ${part}`).join("");
 }
@@ -237,8 +240,10 @@ function predictStages(figure, live, setting) {
 }
 
 function liveSetting(live) {
-  // the three controls as the page shows them now ({scaling, mask, temperature}), or null when one of
-  // them is not on the page or shows something the server did not name (a mask being typed)
+  // the controls as the page shows them now ({scaling, mask, temperature, hidden: the positions hidden in
+  // this sentence, hiding: whether any key of any sentence is}), or null when one of the first three is
+  // not on the page or shows something the server did not name (a mask being typed). Without the "Hide
+  // key tokens" box (a lesson may leave it out), the hidden keys are those of the server's figure.
   const controls = live.controls;
   if (!controls) return null;
   const within = (key, selector) => {
@@ -252,11 +257,25 @@ function liveSetting(live) {
   const choice = Object.keys(controls.mask_labels).find((name) => controls.mask_labels[name] === mask.value);
   const value = controls.temperatures[Number(temperature.value)];
   if (choice === undefined || !live.masks[choice] || !(value > 0)) return null;
-  return { scaling: scaling.checked, mask: choice, temperature: value };
+  let hidden = live.now.hidden;
+  let hiding = live.now.hiding;
+  const box = controls.hidden && document.querySelector(`.st-key-${CSS.escape(controls.hidden)}`);
+  if (box) {
+    const chosen = Array.from(box.querySelectorAll("[data-tag]"), (tag) => tag.getAttribute("aria-label"));
+    hidden = [...new Set(chosen.map((label) => live.hide.labels[label]).filter((p) => p !== undefined))].sort((a, b) => a - b);
+    hiding = chosen.length > 0;
+  }
+  return { scaling: scaling.checked, mask: choice, temperature: value, hidden, hiding };
 }
 
 function sameSetting(live, setting) {
   // whether `setting` draws the figure the server sent (the choice "model" and "causal" can be one mask)
   const now = live.now;
-  return setting.scaling === now.scaling && live.masks[setting.mask].name === now.mask && setting.temperature === now.temperature;
+  return (
+    setting.scaling === now.scaling &&
+    live.masks[setting.mask].name === now.mask &&
+    setting.temperature === now.temperature &&
+    setting.hiding === now.hiding &&
+    setting.hidden.join() === now.hidden.join()
+  );
 }
