@@ -328,7 +328,10 @@ function createView(parent) {
       waiting.delete(view);
       stale.delete(view);
       if (!box.isConnected) {
-        if (view.seen || ++view.tries > 50) observer.unobserve(box); // removed from the page: nothing to draw
+        if (view.seen || ++view.tries > 50) {
+          observer.unobserve(box); // removed from the page: nothing to draw
+          liveViews.delete(view);
+        }
         else {
           waiting.add(view); // not in the page yet: again soon
           drawTheRestSoon();
