@@ -122,9 +122,10 @@ def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool, expo
     `name`.png, width × height layout pixels, PNG at `scale`), and its HTML and CSV buttons; None: no
     buttons. Not part of the version: the buttons read it when clicked, the chart is not redrawn for it.
 
-    `live`: what the browser needs to redraw a stages figure for another mask, scaling or temperature as
-    soon as that control changes (viz.content.attention.stages_in_browser, with `controls` added: see
-    ui/components/chart/live.js); made from the same trace as the figure, so not part of the version."""
+    `live`: what the browser needs to redraw a stages figure for another mask, scaling, temperature or
+    set of hidden keys as soon as that control changes (viz.content.attention.stages_in_browser, with
+    `controls` added: see ui/components/chart/live.js); made from the same trace as the figure, so not
+    part of the version."""
     spec_bytes = spec.encode("utf-8")
     # the camera button's options (its file name names the view, its scale is the PNG resolution) are set
     # in place by the browser (chart.js): a figure that did not change is not drawn again for them

@@ -254,8 +254,8 @@ def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_clic
     `on_click(selection)`: run when a point of the chart is clicked, with the selection in the shape of
     `st.plotly_chart`'s ({"points": [{"curve_number", "point_index", "x", "y", "customdata"}]}).
 
-    `live`: what the browser needs to redraw a stages figure the moment the mask, scaling or temperature
-    control changes (ui/components/chart/live.js); not in the print theme, whose look it would not keep."""
+    `live`: what the browser needs to redraw a stages figure the moment the mask, scaling, temperature or
+    hidden keys change (ui/components/chart/live.js); not in the print theme, whose look it would not keep."""
     settings = st.session_state.get("settings")
     if live is not None and settings is not None and settings.theme == "print":
         live = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import math
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go

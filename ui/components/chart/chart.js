@@ -395,8 +395,8 @@ function createView(parent) {
   };
 
   view.follow = () => {
-    // after a click or a key: if the mask, scaling or temperature control now shows another setting than
-    // the server's figure, draw that setting's stages at once (live.js); the server's figure follows
+    // after a click or a key: if the mask, scaling, temperature or hidden keys now show another setting
+    // than the server's figure, draw that setting's stages at once (live.js); the server's figure follows
     const data = view.wanted;
     if (!data || !data.live) return;
     const shown = liveSetting(data.live);
