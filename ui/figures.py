@@ -224,11 +224,6 @@ def _described(settings, address: str, png_scale: float) -> dict:
     return describe(settings.model, settings.sentences, every, f"{address}?{urlencode(to_query(settings))}")
 
 
-@functools.lru_cache(maxsize=1024)
-def _stem(figure_id: str, settings, address: str, png_scale: float) -> str:
-    return stamped_stem(figure_id, _described(settings, address, png_scale))
-
-
 LAYER_HEAD = re.compile(r"-[LH]\d+(?=-|$)")
 
 
@@ -261,7 +256,7 @@ def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_clic
         live = None
     fig = themed(fig)
     st.session_state.setdefault(REGISTRY, {})[figure_id] = fig
-    name = stamped_stem(figure_id, None) if settings is None else _stem(figure_id, settings, _address(), _png_scale())
+    name = stamped_stem(figure_id, about_view())
     scale, clickable = _png_scale(), on_click is not None
     config = plotly_config(name, scale=scale)
     export = export_of(fig, name, scale) if exports else None

@@ -117,13 +117,6 @@ function saveServerFile(file) {
   saveFile(new Blob([file.bytes], { type: file.mime }), file.name);
 }
 
-function base64Bytes(text) {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
-
 async function saveImage(data, format) {
   // PNG or SVG of the figure as the server sent it, at the server export's size (and the PNG's scale)
   const plan = data.export;

@@ -13,7 +13,8 @@
 
 const LIVE_STAGES = ["scores_raw", "scores_scaled", "scores_masked", "pattern"];
 
-function liveBytes(text) {
+function base64Bytes(text) {
+  // (chart.js uses it too: ui/chart.py sends both files as one module)
   const binary = atob(text);
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
@@ -37,7 +38,7 @@ function formatG(x, digits) {
 function maskedCells(mask, n, keys) {
   // the bits of np.packbits (first cell in the highest bit), as booleans row by row, and the columns of the
   // hidden keys (MaskSpec.build: no query of the sentence may attend to them)
-  const bytes = liveBytes(mask.bits);
+  const bytes = base64Bytes(mask.bits);
   const hidden = new Uint8Array(n * n);
   for (let i = 0; i < n * n; i++) hidden[i] = (bytes[i >> 3] >> (7 - (i & 7))) & 1;
   for (const key of keys) for (let i = 0; i < n; i++) hidden[i * n + key] = 1;
@@ -48,7 +49,7 @@ function liveStages(live, setting) {
   // the four panels [n × n] for {scaling, mask, temperature}, as the model computes them; masked cells NaN
   // in the last two (apply_mask), a row with no allowed key all NaN
   const n = live.n;
-  const raw = new Float32Array(liveBytes(live.raw).buffer);
+  const raw = new Float32Array(base64Bytes(live.raw).buffer);
   const divisor = setting.scaling ? live.divisor : 1.0;
   const inverse = Math.fround(1.0 / divisor);
   const hidden = maskedCells(live.masks[setting.mask], n, setting.hidden);
@@ -128,13 +129,15 @@ function headTitle(live, setting, mask) {
   return `${live.title} · mask ${mask.name}` + parts.map((part) => ` · ${part}`).join("");
 }
 
-function markTraces(hidden, n, marks, panel) {
+function maskMarks(hidden, n, marks) {
   // viz/heatmap.py mask_marks: a cross on every masked cell (an SVG over the panel) and a transparent
-  // heatmap on them for hovering; none beyond marks.max_side cells a side or with nothing masked
+  // heatmap on them for hovering; null beyond marks.max_side cells a side or with nothing masked. Returns
+  // the trace and layout image for a panel (3: masked scores, 4: softmax), both panels' crosses made once.
   if (n > marks.max_side || !hidden.some((h) => h)) return null;
   const cellPx = marks.panel_px / n;
   const crossPx = Math.max(3, Math.round(0.5 * Math.max(6, Math.min(18, 0.55 * cellPx))));
   const half = Math.min(0.3, crossPx / 2 / cellPx);
+  const f = (v) => v.toFixed(3);
   let strokes = "";
   const z = [];
   for (let q = 0; q < n; q++) {
@@ -143,7 +146,6 @@ function markTraces(hidden, n, marks, panel) {
       const on = hidden[q * n + k];
       row[k] = on ? 1 : NaN;
       if (on) {
-        const f = (v) => v.toFixed(3);
         strokes += `M${f(k + 0.5 - half)} ${f(q + 0.5 - half)}L${f(k + 0.5 + half)} ${f(q + 0.5 + half)}`;
         strokes += `M${f(k + 0.5 + half)} ${f(q + 0.5 - half)}L${f(k + 0.5 - half)} ${f(q + 0.5 + half)}`;
       }
@@ -153,41 +155,43 @@ function markTraces(hidden, n, marks, panel) {
   const svg =
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${n} ${n}" preserveAspectRatio="none">` +
     `<path d="${strokes}" fill="none" stroke="${marks.colour}" stroke-width="1" vector-effect="non-scaling-stroke"/></svg>`;
-  const axes = { xaxis: `x${panel}`, yaxis: `y${panel}` };
-  const image = {
-    source: "data:image/svg+xml;base64," + btoa(svg),
-    xref: `x${panel} domain`,
-    yref: `y${panel} domain`,
-    x: 0,
-    y: 1,
-    sizex: 1,
-    sizey: 1,
-    xanchor: "left",
-    yanchor: "top",
-    sizing: "stretch",
-    layer: "above",
-  };
+  const source = "data:image/svg+xml;base64," + btoa(svg);
   const range = Array.from({ length: n }, (_, i) => i);
-  const trace = {
-    type: "heatmap",
-    z,
-    x: range,
-    y: range,
-    colorscale: [
-      [0.0, "rgba(0,0,0,0)"],
-      [1.0, "rgba(0,0,0,0)"],
-    ],
-    zmin: 0,
-    zmax: 1,
-    showscale: false,
-    hoverongaps: false,
-    hovertemplate: "masked: query %{y} may not attend to key %{x}<extra></extra>",
-    name: "masked cells",
-    showlegend: false,
-    meta: { role: "decoration" },
-    ...axes,
-  };
-  return { trace, image };
+  return (panel) => ({
+    image: {
+      source,
+      xref: `x${panel} domain`,
+      yref: `y${panel} domain`,
+      x: 0,
+      y: 1,
+      sizex: 1,
+      sizey: 1,
+      xanchor: "left",
+      yanchor: "top",
+      sizing: "stretch",
+      layer: "above",
+    },
+    trace: {
+      type: "heatmap",
+      z,
+      x: range,
+      y: range,
+      colorscale: [
+        [0.0, "rgba(0,0,0,0)"],
+        [1.0, "rgba(0,0,0,0)"],
+      ],
+      zmin: 0,
+      zmax: 1,
+      showscale: false,
+      hoverongaps: false,
+      hovertemplate: "masked: query %{y} may not attend to key %{x}<extra></extra>",
+      name: "masked cells",
+      showlegend: false,
+      meta: { role: "decoration" },
+      xaxis: `x${panel}`,
+      yaxis: `y${panel}`,
+    },
+  });
 }
 
 function predictStages(figure, live, setting) {
@@ -199,24 +203,23 @@ function predictStages(figure, live, setting) {
   const { panels, hidden, divisor } = liveStages(live, setting);
   const rows = (values) => Array.from({ length: n }, (_, r) => values.subarray(r * n, (r + 1) * n));
   const titles = stageTitles(live, setting, divisor, mask.name);
+  const marksOn = maskMarks(hidden, n, live.marks);
   const data = [];
+  const images = [];
   for (const trace of figure.data || []) {
     if (trace.name === "masked cells") continue; // drawn anew below
     const stage = trace.meta && trace.meta.stage;
     if (LIVE_STAGES.includes(stage) && stage !== "scores_raw") trace.z = rows(panels[stage]);
     data.push(trace);
-    if (stage === "scores_masked" || stage === "pattern") {
-      const marks = markTraces(hidden, n, live.marks, stage === "pattern" ? 4 : 3);
-      if (marks) {
-        data.push(marks.trace);
-        (figure.__marks = figure.__marks || []).push(marks.image);
-      }
+    if (marksOn && (stage === "scores_masked" || stage === "pattern")) {
+      const marks = marksOn(stage === "pattern" ? 4 : 3);
+      data.push(marks.trace);
+      images.push(marks.image);
     }
   }
   figure.data = data;
   const layout = figure.layout;
-  layout.images = (layout.images || []).filter((image) => !/^[xy][34] domain$/.test(image.xref || "")).concat(figure.__marks || []);
-  delete figure.__marks;
+  layout.images = (layout.images || []).filter((image) => !/^[xy][34] domain$/.test(image.xref || "")).concat(images);
   if (!layout.images.length) delete layout.images;
   LIVE_STAGES.forEach((stage, index) => {
     layout.annotations[index].text = withSpread(titles[stage], spread(panels[stage], stage === "pattern"));
