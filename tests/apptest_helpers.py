@@ -17,14 +17,17 @@ def decode(values):
     return np.array(values, dtype=float)
 
 
-def chart_elements(at):
-    """The charts of a run: our chart component (ui/chart.py) draws every figure."""
-    from ui.chart import EARLY_KEY
+def chart_elements(at, placeholders: bool = False):
+    """The charts of a run: our chart component (ui/chart.py) draws every figure. Not the element that
+    loads plotly.js early; with `placeholders`, only the hidden charts of heads not shown (none without)."""
+    from ui.chart import EARLY_KEY, chart_about
 
     return [
         element
         for element in at.get("bidi_component")
-        if element.proto.component_name == "attention_viz.chart" and EARLY_KEY not in element.proto.id  # not the element that loads plotly.js early
+        if element.proto.component_name == "attention_viz.chart"
+        and EARLY_KEY not in element.proto.id
+        and bool(chart_about(element.proto.bytes).get("placeholder")) == placeholders
     ]
 
 

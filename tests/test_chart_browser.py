@@ -62,10 +62,10 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
         page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
         page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
         settle(page)
-        boxes = page.locator(".av-chart").count()
+        boxes = page.locator(".av-chart:not(.av-chart-hidden)").count()  # not the hidden charts of heads 1 to 3
         assert boxes >= 7  # stages, scaling pair, row statistics, value step, output step, overview
         # the charts below the window are drawn when the browser is idle: none stays blank
-        drawn = "(n) => [...document.querySelectorAll('.av-chart')].filter(b => b.querySelector('.main-svg')).length === n"
+        drawn = "(n) => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)')].filter(b => b.querySelector('.main-svg')).length === n"
         page.wait_for_function(drawn, arg=boxes, timeout=30_000)
 
         stages = page.locator(STAGES).first
@@ -114,7 +114,7 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
         assert "scaling off" in overview.locator(".js-plotly-plot").evaluate("gd => gd.layout.title.text")
         page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")  # printing draws the rest
         page.wait_for_function("() => !document.querySelector('.av-chart-stale')", timeout=30_000)
-        newest = "() => [...document.querySelectorAll('.av-chart')].every(b => b.__chart.shown === b.__chart.wanted.version)"
+        newest = "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)')].every(b => b.__chart.shown === b.__chart.wanted.version)"
         assert page.evaluate(newest)  # each chart drew its newest figure
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
@@ -163,6 +163,47 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
         settle(page)
         assert titles() == ahead_titles  # the server's figure: the titles the browser wrote
         assert panel("x4") == pytest.approx(ahead, rel=1e-3, abs=1e-6)  # its values, sent to 4 significant digits
+        assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
+
+
+def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_agrees(server):
+    """With the server stopped, a click on head 2's pill shows head 2's stages, drawn in the browser from
+    head 0's figure and head 2's raw scores (its placeholder); a click on head 0's pill hides head 0's. Once
+    the server runs again, its figure of head 2 is drawn in the same element: the same values and titles."""
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
+        page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
+        settle(page)
+        stages_of = "(head) => document.querySelector(`[class*=st-key-av_head_box_L0_H${head}] .av-chart`)"
+        shown = lambda head: page.evaluate(f"({stages_of})({head}).getBoundingClientRect().height > 0")  # noqa: E731
+        title = lambda head: page.evaluate(f"({stages_of})({head}).querySelector('.js-plotly-plot')?.layout.title.text")  # noqa: E731
+        panel = lambda head, axis: page.evaluate(f"({PANEL})(({stages_of})({head}).querySelector('.js-plotly-plot'), '{axis}')")  # noqa: E731
+        assert shown(0) and not any(shown(h) for h in (1, 2, 3))  # heads 1 to 3: placeholders, hidden
+        head_0 = panel(0, "x")
+        page.evaluate(f"() => {{ ({stages_of})(2).__mark = 'same element'; }}")
+        pill = lambda head: page.locator(".st-key-w_heads button", has_text=str(head))  # noqa: E731
+        os.kill(server_pid[-1], signal.SIGSTOP)
+        try:
+            pill(2).click()
+            page.wait_for_function(f"() => ({stages_of})(2).querySelector('.js-plotly-plot .main-svg')", timeout=10_000)
+            assert shown(0) and shown(2) and "· head 2 · mask causal+padding" in title(2)
+            ahead_raw, ahead_pattern = panel(2, "x"), panel(2, "x4")
+            assert ahead_raw != pytest.approx(head_0, abs=1e-3)  # head 2's own raw scores
+            assert len(ahead_pattern) == 7 * 8 // 2  # 7 tokens, causal: the lower triangle
+            pill(0).click()
+            page.wait_for_function(f"() => ({stages_of})(0).getBoundingClientRect().height === 0", timeout=10_000)
+            assert shown(2) and page.locator(".js-plotly-plot").first.evaluate("gd => gd.layout.title.text") == title(2)
+        finally:
+            os.kill(server_pid[-1], signal.SIGCONT)
+        page.wait_for_function("() => location.search.includes('heads=2')", timeout=30_000)
+        view = f"({stages_of})(2).__chart"
+        page.wait_for_function(f"() => !{view}.predicted && {view}.shown === {view}.wanted.version", timeout=30_000)
+        settle(page)
+        assert page.evaluate(f"() => ({stages_of})(2).__mark") == "same element"  # drawn over, not remounted
+        assert not shown(0) and shown(2) and title(2).startswith("<b>toy · layer 0 · head 2 · mask causal+padding")
+        assert panel(2, "x") == pytest.approx(ahead_raw, rel=1e-3, abs=1e-6)
+        assert panel(2, "x4") == pytest.approx(ahead_pattern, rel=1e-3, abs=1e-6)
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 

@@ -25,12 +25,12 @@ NODE = shutil.which("node")
 LIVE_JS = ROOT / "ui" / "components" / "chart" / "live.js"
 HARNESS = """
 const fs = require("fs");
-const predictStages = new Function(fs.readFileSync(process.argv[1], "utf8") + "\\nreturn predictStages;")();
+const { predictStages, withHead } = new Function(fs.readFileSync(process.argv[1], "utf8") + "\\nreturn { predictStages, withHead };")();
 const cases = JSON.parse(fs.readFileSync(0, "utf8"));
 const nan = (rows) => rows.map((row) => row.map((v) => (v === null ? NaN : v)));
-const out = cases.map(({ figure, live, setting }) => {
+const out = cases.map(({ figure, live, setting, head }) => {
   for (const trace of figure.data) if (trace.z) trace.z = nan(trace.z);
-  return predictStages(figure, live, setting);
+  return predictStages(figure, head ? withHead(live, head) : live, setting);
 });
 process.stdout.write(JSON.stringify(out, (key, value) =>
   ArrayBuffer.isView(value) ? Array.from(value, (v) => (Number.isNaN(v) ? null : v)) : typeof value === "number" && Number.isNaN(value) ? null : value));
@@ -73,13 +73,17 @@ def page(settings: Settings):
     return attention_page(settings, trace, model=model(settings.model))
 
 
-def predict(cases: list[tuple[Settings, dict]]) -> list[dict]:
-    """live.js's figure for each (settings the server drew, setting the controls show)."""
+def predict(cases: list[tuple], head: int | None = None) -> list[dict]:
+    """live.js's figure for each (settings the server drew, setting the controls show); with `head`, for
+    that head of the layer, from the placeholder the server sent for it (`withHead`)."""
     payload = []
     for settings, setting in cases:
         content = page(settings)
         figure_id = f"stages-L{settings.layer}-H{settings.heads[0]}"
-        payload.append({"figure": plain(content.figures[figure_id].to_plotly_json()), "live": content.values[f"live-{figure_id}"], "setting": setting})
+        case = {"figure": plain(content.figures[figure_id].to_plotly_json()), "live": content.values[f"live-{figure_id}"], "setting": setting}
+        if head is not None:
+            case["head"] = content.values[f"placeholder-stages-L{settings.layer}-H{head}"]
+        payload.append(case)
     done = subprocess.run([NODE, "-e", HARNESS, str(LIVE_JS)], input=json.dumps(payload), capture_output=True, text=True, timeout=120, check=True)
     return json.loads(done.stdout)
 
@@ -145,6 +149,23 @@ def test_the_browser_redraws_the_first_layers_stages_as_the_server_draws_them(mo
         assert_same_figure(figure, plain(truth.to_plotly_json()))
 
 
+@pytest.mark.skipif(NODE is None, reason="node is not installed (Debian: apt-get install nodejs)")
+@pytest.mark.parametrize("head", [1, 3])
+def test_a_head_not_shown_is_drawn_from_a_shown_heads_figure_as_the_server_draws_it(head):
+    """A click on a head's pill: the browser draws that head's stages from head 0's figure and the raw
+    scores the server sent for it (its placeholder), for whatever setting the controls show."""
+    more = {"sentence": 1}
+    shown = settings_of(SHOWN, **more)
+    assert page(shown).values["stage_heads"] == [(0, True), (1, False), (2, False), (3, False)]
+    cases = [(shown, SHOWN), *((shown, setting) for setting in SETTINGS[:4]), (settings_of(SETTINGS[3], **more), SETTINGS[2])]
+    predicted = predict([(drawn, controls_show(setting, shown)) for drawn, setting in cases], head=head)
+    for (_, setting), figure in zip(cases, predicted):
+        truth = page(settings_of(setting, heads=(head,), **more)).figures[f"stages-L0-H{head}"]
+        assert_same_figure(figure, plain(truth.to_plotly_json()))
+        assert f"· head {head} ·" in figure["layout"]["title"]["text"]
+        assert {t["meta"]["head"] for t in figure["data"] if (t.get("meta") or {}).get("stage")} == {head}
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(NODE is None, reason="node is not installed (Debian: apt-get install nodejs)")
 def test_minilms_stages_too_with_its_own_mask_and_special_tokens():
@@ -187,3 +208,25 @@ def test_only_the_first_layer_at_full_resolution_is_drawn_ahead():
     assert live["hide"]["labels"]["bank (sentence 1, position 1)"] == 1 and live["hide"]["quoted"][1] == "“bank”"
     long_text = " ".join(["word"] * 140)
     assert page(Settings(text=long_text)).values["live-stages-L0-H0"] is None
+
+
+def test_the_heads_not_shown_come_as_placeholders_while_their_raw_scores_are_small():
+    """Every head of the first layer has its place; a head not shown gets only its own raw scores and title
+    (the rest is the shown head's). Not in later layers, and not beyond AHEAD_HEAD_CELLS raw scores."""
+    from viz.content.attention import AHEAD_HEAD_CELLS
+
+    content = page(Settings(text=TEXT, heads=(2,)))
+    assert content.values["stage_heads"] == [(0, False), (1, False), (2, True), (3, False)]
+    part = content.values["placeholder-stages-L0-H1"]
+    assert set(part) == {"head", "raw", "title", "model", "layer", "sentence", "n"} and part["head"] == 1
+    assert part["title"].endswith("layer 0 · head 1")
+    trace = run_model(model(), (TEXT.splitlines()[0], TEXT.splitlines()[1]), Settings(text=TEXT).display)
+    raw = np.frombuffer(base64.b64decode(part["raw"]), dtype="<f4").reshape(part["n"], part["n"])
+    assert np.array_equal(raw, trace.stages(0).scores_raw[0, 1].numpy())  # head 1's own, as the model computed them
+    assert "placeholder-stages-L0-H2" not in content.values
+    assert page(Settings(text=TEXT, layer=1, heads=(2, 0))).values["stage_heads"] == [(2, True), (0, True)]  # later layers: as chosen
+    n = int(math.isqrt(AHEAD_HEAD_CELLS // 4))  # the toy model's 4 heads
+    for count, ahead in ((n, True), (n + 1, False)):  # tokens
+        content = page(Settings(text="the" + " the" * (count - 1)))
+        assert len(content.values["labels"]) == count
+        assert content.values["stage_heads"] == ([(0, True), (1, False), (2, False), (3, False)] if ahead else [(0, True)])

@@ -145,6 +145,15 @@ def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool, expo
     return json.dumps(about).encode("utf-8") + b"\n" + spec_bytes
 
 
+def placeholder_data(live: dict) -> bytes:
+    """What the component receives for the hidden chart of a head not shown (ui.head_view,
+    show_stages_placeholder): no figure, only `live` with that head's own part (its number, raw scores and
+    title start; viz.content.attention.head_in_browser) and where the controls are. When the head's pill
+    is clicked, the browser draws it from a shown head's figure (live.js). The same bytes whatever the
+    mask, scaling or temperature, so a toggle does not send them again."""
+    return json.dumps({"placeholder": True, "version": None, "live": live}).encode("utf-8") + b"\n"
+
+
 def chart_about(data: bytes) -> dict:
     """The first line of `data` (`chart_data`): the JSON about the chart (its version, config, file, …)."""
     return json.loads(data.partition(b"\n")[0])
@@ -318,4 +327,6 @@ def draw_chart(
     if file is not None and time.monotonic() - file["made"] < FILE_TTL_S:
         data = with_file(data, file)
     _component(key=key, data=data, on_click_change=clicked, on_export_change=exported)
-    give_head_start(key, chart_about(data)["version"])
+    version = chart_about(data)["version"]
+    if version is not None:  # not a placeholder (nothing drawn)
+        give_head_start(key, version)

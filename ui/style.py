@@ -53,7 +53,7 @@ if (!doc.presentationKeys) {
     const back = ["ArrowLeft", "ArrowUp", "PageUp"].includes(event.key);
     if (!forward && !back) return;
     if (["INPUT", "TEXTAREA"].includes(event.target.tagName)) return;
-    const charts = [...doc.querySelectorAll(".av-chart")];
+    const charts = [...doc.querySelectorAll(".av-chart:not(.av-chart-hidden)")]; // not a head's hidden chart
     if (!charts.length) return;
     const tops = charts.map((c) => c.getBoundingClientRect().top);
     let index = forward ? tops.findIndex((t) => t > 80) : tops.map((t) => t < 60).lastIndexOf(true);

@@ -383,6 +383,7 @@ def live_controls(live: dict | None, settings: Settings) -> dict | None:
         "mask": key("mask"),
         "temperature": key("temperature"),
         "hidden": key("hidden"),
+        "heads": key("heads"),  # pills, one a head in head order; none chosen shows head 0 (clamp_to_model)
         "mask_labels": MASK_LABELS,
         "temperatures": temperature_options(settings.temperature),
     }

@@ -112,9 +112,8 @@ def stages_in_browser(trace, sentence: int, layer: int, head: int, stages, *, pa
     """
     labels = sentence_labels(trace, sentence)
     n = len(labels)
-    if layer != 0 or n > FULL_RESOLUTION or trace.mask.hidden_keys:
+    if not drawn_in_browser(trace, layer, n):
         return None
-    raw = np.ascontiguousarray(stages.scores_raw[sentence, head].numpy(), dtype="<f4")
     own = trace.own_mask or trace.model_mask
     masks = {}
     for choice in MASK_CHOICES:
@@ -125,8 +124,7 @@ def stages_in_browser(trace, sentence: int, layer: int, head: int, stages, *, pa
         masks[choice] = {"name": spec.name, "bits": bits, "causal": spec.causal, "padding": spec.padding}
     positions = range(len(trace.tokens[sentence]))
     return {
-        "n": n,
-        "raw": base64.b64encode(raw.tobytes()).decode("ascii"),
+        **head_in_browser(trace, sentence, layer, head, stages),
         "d_head": trace.d_head,
         "divisor": float(trace.divisors[layer]) if trace.divisors else math.sqrt(trace.d_head),
         "masks": masks,
@@ -135,7 +133,6 @@ def stages_in_browser(trace, sentence: int, layer: int, head: int, stages, *, pa
             "quoted": [f"“{safe_label(labels[p].strip() or labels[p])}”" for p in positions],
         },
         "own": {"mask": [own.causal, own.padding], "scaling": bool(trace.own_scale), "temperature": float(trace.own_temperature)},
-        "title": head_title(trace, layer, head, labels, sentence).split(" · mask ")[0],  # model · layer · head
         "what_if": bool(trace.ablate),  # beyond these controls
         "pattern_colour": pattern_colour,
         "marks": {"colour": MASK_MARK_COLOR, "max_side": MAX_MARKED_SIDE, "panel_px": STAGES_PANEL_PX},
@@ -147,6 +144,36 @@ def stages_in_browser(trace, sentence: int, layer: int, head: int, stages, *, pa
             "hiding": bool(trace.mask.hidden_in),  # in any sentence: the run is a what-if
         },
     }
+
+
+def drawn_in_browser(trace, layer: int, n: int) -> bool:
+    """Whether the browser can draw a head's stages ahead of the server (`stages_in_browser`)."""
+    return layer == 0 and n <= FULL_RESOLUTION and not trace.mask.hidden_keys
+
+
+def head_in_browser(trace, sentence: int, layer: int, head: int, stages) -> dict:
+    """What is a head's own in `stages_in_browser`: its number, its raw scores Q·Kᵀ (float32, row by
+    row, as the model computed them) and the start of its figure's title (model · layer · head). The
+    rest is the same for every head of the layer, so the chart of a head not shown (`attention_figures`,
+    "stage_heads") is sent only this, and the browser draws it from a shown head's figure."""
+    raw = np.ascontiguousarray(stages.scores_raw[sentence, head].numpy(), dtype="<f4")
+    labels = sentence_labels(trace, sentence)
+    return {
+        "head": head,
+        "raw": base64.b64encode(raw.tobytes()).decode("ascii"),
+        "title": head_title(trace, layer, head, labels, sentence).split(" · mask ")[0],
+        # what the browser matches a placeholder to the figure of a shown head by
+        "model": trace.model_name,
+        "layer": layer,
+        "sentence": sentence,
+        "n": len(labels),
+    }
+
+
+# The heads not shown are drawn ahead too (a click on a head shows its stages at once) while their raw
+# scores together are at most this many values (64 KB of float32): every head of MiniLM up to 36 tokens,
+# of the toy model up to 64.
+AHEAD_HEAD_CELLS = 16_384
 
 
 def pattern_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> go.Figure:
@@ -344,6 +371,13 @@ def attention_figures(settings, trace, overview: bool = True, model=None) -> Pag
     content.values.update(d_k=trace.d_head, layer=layer, heads=heads, head=heads[0], labels=labels, n_tokens=n, focus=centre)
     content.values["sinks"] = [labels[p] for p in sink_positions(trace, b)]
     long_input = len(labels) > FULL_RESOLUTION
+    # every head of the layer when the browser can draw the ones not shown (a placeholder each, in head
+    # order, `placeholder-…` its raw scores); otherwise the heads chosen, in their order
+    ahead = drawn_in_browser(trace, layer, len(labels)) and trace.n_heads * len(labels) ** 2 <= AHEAD_HEAD_CELLS
+    content.values["stage_heads"] = [(head, head in heads) for head in range(trace.n_heads)] if ahead else [(head, True) for head in heads]
+    for head, shown in content.values["stage_heads"]:
+        if not shown:
+            content.values[f"placeholder-stages-L{layer}-H{head}"] = head_in_browser(trace, b, layer, head, stages)
     for head in heads:
         content.figures[f"stages-L{layer}-H{head}"] = stages_of_head(trace, b, layer, head, stages, pattern_colour=colour, focus=centre)
         content.values[f"live-stages-L{layer}-H{head}"] = stages_in_browser(trace, b, layer, head, stages, pattern_colour=colour)

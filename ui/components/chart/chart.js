@@ -286,19 +286,26 @@ function createView(parent) {
     tries: 0,
     send: null,
     predicted: null, // the setting drawn by the browser ahead of the server (live.js), or null
+    hidden: false, // a head not shown: a placeholder, or a chart whose head's pill was just clicked off
     update(data) {
       if (!data) return;
       view.wanted = data;
       saveServerFile(data.file);
       exports.hidden = !data.export;
       if (data.export) describeExports(data.export);
-      gd.style.minHeight = `${data.height}px`; // the page keeps its layout while the chart waits
       if (data.live) liveViews.add(view);
       else liveViews.delete(view);
       // the server's figure replaces the browser's. Only a click or a key makes the browser draw ahead: a
       // figure the server changed itself (the "T = 1" button, a lesson) may come before the controls that
       // show its setting, so they are not read here
       view.predicted = null;
+      view.hide(Boolean(data.placeholder));
+      if (data.placeholder) {
+        waiting.delete(view);
+        stale.delete(view);
+        return;
+      }
+      gd.style.minHeight = `${data.height}px`; // the page keeps its layout while the chart waits
       if (view.shown === shownAs(data, view.predicted)) {
         camera(data); // the figure is drawn already: only the camera button's options follow the view
         waiting.delete(view);
@@ -332,8 +339,13 @@ function createView(parent) {
         return;
       }
       view.seen = true;
-      const data = view.wanted;
-      if (!data || view.shown === shownAs(data, view.predicted)) return;
+      const wanted = view.wanted;
+      if (!wanted || view.hidden || view.shown === shownAs(wanted, view.predicted)) return;
+      // a placeholder is drawn from a shown head's figure (its template), with its own head's raw scores
+      const template = wanted.placeholder ? templateFor(wanted.live) : view;
+      if (!template || (wanted.placeholder && !view.predicted)) return;
+      const data = template.wanted;
+      const live = wanted.placeholder ? withHead(data.live, wanted.live) : data.live;
       if (view.drawing) {
         view.again = true; // drawn again with the newest data when this drawing ends
         return;
@@ -342,11 +354,11 @@ function createView(parent) {
       loadPlotly(data.plotly)
         .then((Plotly) => {
           const predicted = view.predicted;
+          if (view.hidden) return; // its head's pill was clicked off meanwhile
           // the server's figure is parsed once per version; the browser's own (live.js) is a copy of it that
           // shares every array it does not change, so that Plotly.react, which compares arrays by identity,
           // recomputes only the panels whose values changed
-          if (!view.parsed || view.parsed.version !== data.version) view.parsed = { version: data.version, figure: unpack(JSON.parse(decoder.decode(data.spec))) };
-          const figure = predicted ? predictStages(copyForLive(view.parsed.figure), data.live, predicted) : view.parsed.figure;
+          const figure = predicted ? predictStages(copyForLive(template.figure()), live, predicted) : view.figure();
           const layout = figure.layout || {};
           lookOfThePage(layout, gd);
           if (data.width !== "content") {
@@ -368,8 +380,8 @@ function createView(parent) {
           camera(data);
           // how long each drawing took, when the browser benchmark asks (bench/browser.py sets the list)
           if (window.__avChartTimes) window.__avChartTimes.push([started, performance.now() - started, view.visible]);
-          view.shown = shownAs(data, predicted);
-          if (view.wanted === data) box.classList.remove("av-chart-stale");
+          view.shown = shownAs(wanted, predicted);
+          if (view.wanted === wanted) box.classList.remove("av-chart-stale");
           note.textContent = "";
           if (first) listen(Plotly);
           return done;
@@ -387,15 +399,50 @@ function createView(parent) {
     },
   };
 
+  view.figure = () => {
+    // the server's figure, parsed once per version
+    const data = view.wanted;
+    if (!view.parsed || view.parsed.version !== data.version) view.parsed = { version: data.version, figure: unpack(JSON.parse(decoder.decode(data.spec))) };
+    return view.parsed.figure;
+  };
+
+  view.hide = (hidden) => {
+    // a head not shown takes no room (chart.css hides its box too); its drawing is let go
+    if (hidden === view.hidden) return;
+    view.hidden = hidden;
+    box.classList.toggle("av-chart-hidden", hidden);
+    if (hidden && view.shown !== null && window.Plotly) {
+      window.Plotly.purge(gd);
+      gd.classList.remove("js-plotly-plot"); // no longer a plot (purge leaves the class)
+      view.shown = null;
+      view.config = null;
+    }
+  };
+
   view.follow = () => {
-    // after a click or a key: if the mask, scaling, temperature or hidden keys now show another setting
-    // than the server's figure, draw that setting's stages at once (live.js); the server's figure follows
+    // after a click or a key: if the heads, mask, scaling, temperature or hidden keys now show another
+    // setting than the server's figure, draw that setting's stages at once (live.js), show the stages of a
+    // head whose pill was clicked on, hide those of a head clicked off; the server's figure follows
     const data = view.wanted;
     if (!data || !data.live) return;
-    const shown = liveSetting(data.live);
-    const setting = shown && !sameSetting(data.live, shown) ? shown : null;
-    if (setting && !view.visible) return; // a chart out of sight waits for the server's figure
-    if (shownAs(data, setting) === shownAs(data, view.predicted)) return;
+    const heads = liveHeads(data.live);
+    if (heads ? !heads.has(data.live.head) : data.placeholder) {
+      view.predicted = null;
+      view.hide(true);
+      return;
+    }
+    const template = data.placeholder ? templateFor(data.live) : view;
+    if (!template) return;
+    const live = data.placeholder ? withHead(template.wanted.live, data.live) : data.live;
+    const shown = liveSetting(live);
+    const setting = shown && (data.placeholder || !sameSetting(live, shown)) ? shown : null;
+    if (data.placeholder && !setting) return; // the controls cannot be read: the server's figure will come
+    const showing = view.hidden;
+    if (showing) {
+      view.hide(false);
+      gd.style.minHeight = `${template.wanted.height}px`;
+    } else if (setting && !view.visible) return; // a chart out of sight waits for the server's figure
+    if (!showing && shownAs(data, setting) === shownAs(data, view.predicted)) return;
     view.predicted = setting;
     view.draw();
   };
@@ -406,7 +453,10 @@ function createView(parent) {
     if (gd._context) gd._context.toImageButtonOptions = Object.assign({}, options || {});
   }
 
+  let resizing = null;
+
   function listen(Plotly) {
+    // after each first drawing (Plotly.purge, for a hidden head, removes the plot's listeners)
     gd.on("plotly_click", (event) => {
       // not while the browser's own figure is shown: the server reads a click against its figure
       if (!view.wanted || !view.wanted.clickable || !view.send || view.predicted) return;
@@ -419,13 +469,15 @@ function createView(parent) {
       }));
       view.send("click", { points });
     });
+    if (resizing) return;
     let width = box.clientWidth;
-    new ResizeObserver(() => {
+    resizing = new ResizeObserver(() => {
       if (box.clientWidth !== width && view.shown !== null && view.wanted && view.wanted.width !== "content") {
         width = box.clientWidth;
         Plotly.Plots.resize(gd);
       }
-    }).observe(box);
+    });
+    resizing.observe(box);
   }
 
   box.__chart = view;
@@ -451,12 +503,25 @@ function copyForLive(figure) {
 
 function shownAs(data, predicted) {
   // what a view draws for `data`: the server's figure (its version) or the browser's for another setting
+  // (a placeholder's: for its head)
   if (!predicted) return data.version;
   const { scaling, mask, temperature, hidden, hiding } = predicted;
-  return `${data.version} ${scaling} ${mask} ${temperature} ${hiding ? "hiding" : "-"} ${hidden.join(",")}`;
+  const base = data.placeholder ? `head ${data.live.head}` : data.version;
+  return `${base} ${scaling} ${mask} ${temperature} ${hiding ? "hiding" : "-"} ${hidden.join(",")}`;
 }
 
 const liveViews = new Set(); // views of stages the browser can redraw for the controls (live.js)
+
+function templateFor(own) {
+  // a chart with the server's figure of another head of the same layer and sentence, for a placeholder
+  // (shown or not: a head clicked off keeps its figure until the server's answer); null when none is
+  for (const other of liveViews) {
+    const data = other.wanted;
+    const same = data && data.live && ["n", "layer", "sentence", "model"].every((name) => data.live[name] === own[name]);
+    if (same && !data.placeholder && data.spec && other.gd.isConnected) return other;
+  }
+  return null;
+}
 let following = false;
 
 function controlsMayHaveChanged() {

@@ -194,10 +194,29 @@ function maskMarks(hidden, n, marks) {
   });
 }
 
+function withHead(live, own) {
+  // the `live` of a shown head's chart for the head of a placeholder (ui/chart.py, placeholder_data): what
+  // is a head's own (viz/content/attention.py, head_in_browser) replaced by the placeholder's
+  return { ...live, head: own.head, raw: own.raw, title: own.title };
+}
+
+function liveHeads(live) {
+  // the heads whose pills are on now (the pills are in head order), or null when the pills are not on the
+  // page; none on shows head 0, as the server does
+  const controls = live.controls;
+  const box = controls && controls.heads && document.querySelector(`.st-key-${CSS.escape(controls.heads)}`);
+  const pills = box ? box.querySelectorAll("button[aria-pressed]") : [];
+  if (!pills.length) return null;
+  const heads = new Set();
+  pills.forEach((pill, head) => pill.getAttribute("aria-pressed") === "true" && heads.add(head));
+  return heads.size ? heads : new Set([0]);
+}
+
 function predictStages(figure, live, setting) {
   // `figure` (the server's stages figure, unpacked) redrawn for `setting`: its panels' values, their colour
   // ranges, the panel and figure titles and the mask marks; everything else (labels, hover text, the
-  // click targets) as it is
+  // click targets) as it is. For another head of the layer than the figure's (`live.head`), its raw
+  // scores too.
   const n = live.n;
   const mask = live.masks[setting.mask];
   const { panels, hidden, divisor } = liveStages(live, setting);
@@ -209,7 +228,9 @@ function predictStages(figure, live, setting) {
   for (const trace of figure.data || []) {
     if (trace.name === "masked cells") continue; // drawn anew below
     const stage = trace.meta && trace.meta.stage;
-    if (LIVE_STAGES.includes(stage) && stage !== "scores_raw") trace.z = rows(panels[stage]);
+    const otherHead = LIVE_STAGES.includes(stage) && trace.meta.head !== live.head;
+    if (otherHead) trace.meta = { ...trace.meta, head: live.head };
+    if (LIVE_STAGES.includes(stage) && (stage !== "scores_raw" || otherHead)) trace.z = rows(panels[stage]);
     data.push(trace);
     if (marksOn && (stage === "scores_masked" || stage === "pattern")) {
       const marks = marksOn(stage === "pattern" ? 4 : 3);
