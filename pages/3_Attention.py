@@ -4,6 +4,7 @@ from ui import ATTENTION, FIGURES, SENTENCE, attention_content, guarded, key, md
 from ui.head_view import (
     attention_head_view,
     clicks_rerun_only,
+    FORMULAS,
     head_box,
     show_clickable_overview,
     show_clickable_stages,
@@ -33,7 +34,7 @@ def body(context):
             right.selectbox(
                 "Focus window around", [-1, *range(len(labels))], key=key("focus"), format_func=lambda i: "the middle" if i < 0 else f"{i}: {labels[i]}"
             )
-        columns = st.columns([2, 3, 4, 4])
+        columns = st.container(key=FORMULAS).columns([2, 3, 4, 4])  # faded while the stages are drawn ahead (chart.css)
         columns[0].latex(r"S = Q K^{\top}")
         columns[1].latex(r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if s.scaling else r"S' = S \;\text{(unscaled)}")
         columns[2].latex(r"S''_{ij} = \begin{cases} S'_{ij} & j \text{ allowed} \\ -\infty & j \text{ masked} \end{cases}")

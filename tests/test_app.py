@@ -125,6 +125,8 @@ def test_switching_to_a_pretrained_model():
     assert badge and "mask causal+padding (model: padding)" in badge[0]
     at.button(key="back_to_own").click().run()  # one click back to the model's own settings
     assert not [m for m in at.markdown if "what-if" in m.value.replace("\\", "")] and at.sidebar.selectbox(key="w_mask").value == "model"
+    # the row stays, saying so (a toggle into a what-if or out of it does not move the page)
+    assert [m for m in at.markdown if "the model's own settings" in m.value] and at.button(key="back_to_own").disabled
     for path in PAGES:  # every page draws with a pretrained model too
         on_page(at, path)
         assert not at.error, (path, [e.value for e in at.error])

@@ -132,6 +132,10 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
         panel = lambda axis: stages.evaluate(f"gd => ({PANEL})(gd, '{axis}')")  # noqa: E731
         titles = lambda: stages.evaluate("gd => [gd.layout.title.text, ...gd.layout.annotations.slice(0, 4).map(a => a.text)]")  # noqa: E731
         view = "document.querySelector('.av-chart').__chart"
+        opacity = lambda selector: float(page.evaluate(f"() => getComputedStyle(document.querySelector('{selector}')).opacity"))  # noqa: E731
+        formulas_opacity = lambda: opacity(".st-key-av_formulas")  # noqa: E731
+        badge_top = page.locator(".st-key-page_notices").bounding_box()["y"]
+        assert formulas_opacity() == 1 and "the model's own settings" in page.locator(".st-key-page_notices").inner_text()
         raw, pattern = panel("x"), panel("x4")
         assert "scaling off" not in titles()[0]
         os.kill(server_pid[-1], signal.SIGSTOP)
@@ -141,6 +145,8 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
             assert panel("x2") == pytest.approx(raw, rel=1e-6)  # scaling off: the second panel is the raw scores
             ahead_unscaled = titles()
             assert "scaling off" in ahead_unscaled[0] and ahead_unscaled[2].startswith("no scaling (÷ 1)")
+            assert formulas_opacity() < 0.5  # the formulas above still say S / √32: faded until the server's rerun
+            assert opacity(".st-key-page_notices") < 0.5  # and the badge "the model's own settings"
             thumb = page.locator("[data-testid=stSlider]").filter(has_text="Softmax temperature").get_by_role("slider")
             thumb.focus()
             thumb.press("ArrowRight")  # T = 1 → 1.25
@@ -162,6 +168,9 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
         page.wait_for_function(f"() => !{view}.predicted && {view}.shown === {view}.wanted.version", timeout=30_000)
         settle(page)
         assert titles() == ahead_titles  # the server's figure: the titles the browser wrote
+        assert formulas_opacity() == 1 and "(unscaled)" in page.locator(".st-key-av_formulas").inner_text()  # and now say so
+        assert opacity(".st-key-page_notices") == 1 and "what-if: hidden: 'cat' in sentence 1; scaling off; temperature 1.25" in page.locator(".st-key-page_notices").inner_text()
+        assert page.locator(".st-key-page_notices").bounding_box()["y"] == badge_top  # the page did not move
         assert panel("x4") == pytest.approx(ahead, rel=1e-3, abs=1e-6)  # its values, sent to 4 significant digits
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
@@ -188,6 +197,8 @@ def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_a
             pill(2).click()
             page.wait_for_function(f"() => ({stages_of})(2).querySelector('.js-plotly-plot .main-svg')", timeout=10_000)
             assert shown(0) and shown(2) and "· head 2 · mask causal+padding" in title(2)
+            faded = "(selector) => getComputedStyle(document.querySelector(selector)).opacity !== '1'"
+            assert not page.evaluate(faded, ".st-key-av_formulas") and not page.evaluate(faded, ".st-key-page_notices")  # a head is no what-if
             ahead_raw, ahead_pattern = panel(2, "x"), panel(2, "x4")
             assert ahead_raw != pytest.approx(head_0, abs=1e-3)  # head 2's own raw scores
             assert len(ahead_pattern) == 7 * 8 // 2  # 7 tokens, causal: the lower triangle

@@ -230,6 +230,7 @@ def head_box(layer: int, head: int):
 
 
 HEAD_BOX = "av_head_box_"  # chart.css finds the boxes by this start of their key
+FORMULAS = "av_formulas"  # the key of the row of formulas above the stages, which state the scaling and temperature
 
 
 def show_stages_placeholder(content, figure_id: str) -> None:

@@ -337,7 +337,7 @@ def draw_notices(drawn: Sidebar, box) -> None:
     with box:
         for notice in dict.fromkeys(drawn.notices):
             st.info(md(notice), icon="ℹ️")
-        if drawn.context.trace.what_ifs:
+        if drawn.context.trace.what_ifs or "attention" in drawn.controls:
             what_if_badge(drawn.context.trace)
 
 
@@ -352,10 +352,21 @@ def back_to_the_models_own() -> None:
 
 
 def what_if_badge(trace: Trace) -> None:
-    """The run differs from the model's own: say how, on every page, with one click back."""
-    left, right = st.columns([3, 1], vertical_alignment="center")
-    left.badge(md("what-if: " + "; ".join(trace.what_ifs)), icon=":material/science:", color="orange")
-    right.button("Model's own settings", on_click=back_to_the_models_own, key="back_to_own", help="Run the model as it was trained")
+    """When the run differs from the model's own, say how, on every page, with one click back. On a page
+    with the attention controls, also when it does not (the button then off): the row is always there, so
+    a toggle that starts or ends a what-if does not move the page under the user's eyes."""
+    left, right = st.columns([2, 1], vertical_alignment="center")  # the button's label whole in presentation mode too
+    if trace.what_ifs:
+        left.badge(md("what-if: " + "; ".join(trace.what_ifs)), icon=":material/science:", color="orange")
+    else:
+        left.badge("the model's own settings", icon=":material/check:", color="gray")
+    right.button(
+        "Model's own settings",
+        on_click=back_to_the_models_own,
+        key="back_to_own",
+        disabled=not trace.what_ifs,
+        help="Run the model as it was trained" if trace.what_ifs else "The model runs as it was trained",
+    )
 
 
 def _stop_presenting() -> None:

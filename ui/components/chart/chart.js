@@ -299,6 +299,7 @@ function createView(parent) {
       // figure the server changed itself (the "T = 1" button, a lesson) may come before the controls that
       // show its setting, so they are not read here
       view.predicted = null;
+      markDrawnAhead();
       view.hide(Boolean(data.placeholder));
       if (data.placeholder) {
         waiting.delete(view);
@@ -381,6 +382,7 @@ function createView(parent) {
           // how long each drawing took, when the browser benchmark asks (bench/browser.py sets the list)
           if (window.__avChartTimes) window.__avChartTimes.push([started, performance.now() - started, view.visible]);
           view.shown = shownAs(wanted, predicted);
+          markDrawnAhead();
           if (view.wanted === wanted) box.classList.remove("av-chart-stale");
           note.textContent = "";
           if (first) listen(Plotly);
@@ -428,6 +430,7 @@ function createView(parent) {
     const heads = liveHeads(data.live);
     if (heads ? !heads.has(data.live.head) : data.placeholder) {
       view.predicted = null;
+      markDrawnAhead();
       view.hide(true);
       return;
     }
@@ -511,6 +514,16 @@ function shownAs(data, predicted) {
 }
 
 const liveViews = new Set(); // views of stages the browser can redraw for the controls (live.js)
+
+function markDrawnAhead() {
+  // the page says whether a chart shows stages the browser drew ahead of the server for another setting
+  // (chart.css fades the what-if badge, which names the server's until its rerun), and whether for another
+  // scaling or temperature (it fades the formulas above the stages too, which state them)
+  const ahead = [...liveViews].map((view) => view.predicted && !view.wanted.placeholder && view.shown === shownAs(view.wanted, view.predicted) && view);
+  const formulas = ahead.some((view) => view && (view.predicted.scaling !== view.wanted.live.now.scaling || view.predicted.temperature !== view.wanted.live.now.temperature));
+  document.documentElement.classList.toggle("av-drawn-ahead", ahead.some(Boolean));
+  document.documentElement.classList.toggle("av-formulas-ahead", formulas);
+}
 
 function templateFor(own) {
   // a chart with the server's figure of another head of the same layer and sentence, for a placeholder
