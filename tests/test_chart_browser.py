@@ -169,7 +169,8 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
         settle(page)
         assert titles() == ahead_titles  # the server's figure: the titles the browser wrote
         assert formulas_opacity() == 1 and "(unscaled)" in page.locator(".st-key-av_formulas").inner_text()  # and now say so
-        assert opacity(".st-key-page_notices") == 1 and "what-if: hidden: 'cat' in sentence 1; scaling off; temperature 1.25" in page.locator(".st-key-page_notices").inner_text()
+        badge = page.locator(".st-key-page_notices").inner_text()
+        assert opacity(".st-key-page_notices") == 1 and "what-if: hidden: 'cat' in sentence 1; scaling off; temperature 1.25" in badge
         assert page.locator(".st-key-page_notices").bounding_box()["y"] == badge_top  # the page did not move
         assert panel("x4") == pytest.approx(ahead, rel=1e-3, abs=1e-6)  # its values, sent to 4 significant digits
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
