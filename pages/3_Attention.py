@@ -42,8 +42,8 @@ def body(context):
 
         def clicked_part(content):  # a click on a token, a cell or "Word level" reruns only this part
             for h, shown in content.values["stage_heads"]:
-                with head_box(s.layer, h):
-                    if not shown:  # a head not chosen: drawn by the browser when its pill is clicked
+                with head_box(h):
+                    if not shown:  # a head not chosen: maybe drawn by the browser when its pill is clicked
                         show_stages_placeholder(content, f"stages-L{s.layer}-H{h}")
                         continue
                     if show_clickable_stages(content, f"stages-L{s.layer}-H{h}"):
@@ -51,7 +51,7 @@ def body(context):
                     show_notices(content, f"long-input-H{h}")
                     for extra in ("focus", "renormalised"):
                         if f"{extra}-L{s.layer}-H{h}" in content.figures:
-                            show(content, f"{extra}-L{s.layer}-H{h}")
+                            show(content, f"{extra}-L{s.layer}-H{h}", per_head=True)
                     show_notices(content, f"fully-masked-H{h}")
             attention_head_view(content)
             st.subheader("A worked example")

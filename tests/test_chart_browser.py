@@ -185,8 +185,8 @@ def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_a
         page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
         page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
         settle(page)
-        stages_of = "(head) => document.querySelector(`[class*=st-key-av_head_box_L0_H${head}] .av-chart`)"
-        shown = lambda head: page.evaluate(f"({stages_of})({head}).getBoundingClientRect().height > 0")  # noqa: E731
+        stages_of = "(head) => document.querySelector(`[class*=st-key-av_head_box_H${head}] .av-chart`)"
+        shown = lambda head: page.evaluate(f"(({stages_of})({head})?.getBoundingClientRect().height || 0) > 0")  # noqa: E731
         title = lambda head: page.evaluate(f"({stages_of})({head}).querySelector('.js-plotly-plot')?.layout.title.text")  # noqa: E731
         panel = lambda head, axis: page.evaluate(f"({PANEL})(({stages_of})({head}).querySelector('.js-plotly-plot'), '{axis}')")  # noqa: E731
         assert shown(0) and not any(shown(h) for h in (1, 2, 3))  # heads 1 to 3: placeholders, hidden
@@ -204,7 +204,7 @@ def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_a
             assert ahead_raw != pytest.approx(head_0, abs=1e-3)  # head 2's own raw scores
             assert len(ahead_pattern) == 7 * 8 // 2  # 7 tokens, causal: the lower triangle
             pill(0).click()
-            page.wait_for_function(f"() => ({stages_of})(0).getBoundingClientRect().height === 0", timeout=10_000)
+            page.wait_for_function(f"() => ({stages_of})(0)?.getBoundingClientRect().height === 0", timeout=10_000)
             assert shown(2) and page.locator(".js-plotly-plot").first.evaluate("gd => gd.layout.title.text") == title(2)
         finally:
             os.kill(server_pid[-1], signal.SIGCONT)
@@ -216,6 +216,13 @@ def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_a
         assert not shown(0) and shown(2) and title(2).startswith("<b>toy · layer 0 · head 2 · mask causal+padding")
         assert panel(2, "x") == pytest.approx(ahead_raw, rel=1e-3, abs=1e-6)
         assert panel(2, "x4") == pytest.approx(ahead_pattern, rel=1e-3, abs=1e-6)
+        # another layer: the same head's chart draws over its figure (its box is named by the head alone)
+        thumb = page.locator("[data-testid=stSlider]").filter(has_text="Layer").get_by_role("slider")
+        thumb.focus()
+        thumb.press("ArrowRight")
+        page.wait_for_function(f"() => ({stages_of})(2).querySelector('.js-plotly-plot')?.layout.title.text.includes('layer 1 · head 2')", timeout=30_000)
+        settle(page)
+        assert page.evaluate(f"() => ({stages_of})(2).__mark") == "same element" and not shown(0)
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 

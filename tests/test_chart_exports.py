@@ -46,8 +46,9 @@ def test_the_attention_page_has_no_download_button_per_figure_and_every_chart_sa
         layout = spec["layout"]
         assert (export["width"], export["height"]) == (layout.get("width") or 1280, layout.get("height") or 720)
         assert export["scale"] == 2.0  # the sidebar's PNG resolution
-        place = element.proto.id.split("-chart_", 1)[1]  # the chart's key names its place, not its layer and head
-        assert re.fullmatch(rf"{re.escape(place)}(-l\d+)?(-h\d+)?-toy-([0-9a-f]{{7}})", export["name"]), (place, export["name"])
+        place = element.proto.id.split("-chart_", 1)[1]  # the chart's key names its place (a head's box), not its layer
+        base = re.sub(r"-h\d+$", "", place)
+        assert re.fullmatch(rf"{re.escape(base)}(-l\d+)?(-h\d+)?-toy-([0-9a-f]{{7}})", export["name"]), (place, export["name"])
         hashes.add(export["name"][-7:])
         assert about["config"]["toImageButtonOptions"]["filename"] == export["name"]  # the camera button's name too
         assert "file" not in about  # nothing to save on a page load
@@ -152,9 +153,11 @@ def test_a_file_whose_chart_is_not_drawn_again_soon_is_dropped(session, monkeypa
     assert ui.chart.read_chart_file(sent[-1]["data"]) is None and not st.session_state[ui.chart.FILES]
 
 
-def test_a_chart_is_keyed_by_its_place_so_another_head_or_layer_updates_it_in_place():
-    """The Attention page's charts with heads 0 and 1 of layer 0, then heads 2 and 3 of layer 1: the same
-    keys, in the same order (the browser keeps each chart and draws the new figure over the old one)."""
+def test_a_chart_is_keyed_by_its_place_so_another_layer_updates_it_in_place():
+    """The Attention page's charts with heads 0 and 1 of layer 0, then of layer 1: the same keys, in the
+    same order (the browser keeps each chart and draws the new figure over the old one). Each head's stages
+    have their own place (ui.head_view.head_box, where a head not shown waits hidden): heads 2 and 3 of
+    layer 1 take theirs, and every chart below keeps its key."""
 
     def places(at):
         return [element.proto.id.split("-chart_", 1)[1] for element in chart_elements(at)]
@@ -167,12 +170,14 @@ def test_a_chart_is_keyed_by_its_place_so_another_head_or_layer_updates_it_in_pl
     at.run()
     at.switch_page("pages/3_Attention.py").run()
     before = places(at)
-    assert before[:2] == ["stages", "stages-2"] and len(before) == len(set(before))
+    assert before[:2] == ["stages-h0", "stages-h1"] and len(before) == len(set(before))
     assert "layer 0 · head 1" in titles(at)[1]
-    at.sidebar.slider(key="w_layer").set_value(1)
-    at.sidebar.button_group(key="w_heads").set_value([2, 3]).run()
+    at.sidebar.slider(key="w_layer").set_value(1).run()
     assert not at.exception, [e.value for e in at.exception]
     assert places(at) == before
+    assert "layer 1 · head 0" in titles(at)[0] and "layer 1 · head 1" in titles(at)[1]
+    at.sidebar.button_group(key="w_heads").set_value([2, 3]).run()
+    assert places(at) == ["stages-h2", "stages-h3", *before[2:]]
     assert "layer 1 · head 2" in titles(at)[0] and "layer 1 · head 3" in titles(at)[1]
 
 
@@ -217,5 +222,13 @@ def test_every_run_of_the_attention_page_waits_once_after_its_first_chart(monkey
         decided.clear(), waits.clear()
         act().run()
         assert not at.exception, [e.value for e in at.exception]
-        assert [key for key, wanted in decided if wanted] == ["chart_stages"] and waits == [ui.chart.HEAD_START_S]
+        assert [key for key, wanted in decided if wanted] == ["chart_stages-h0"] and waits == [ui.chart.HEAD_START_S]
         assert len(decided) > 5  # every chart of the page was considered
+
+
+def test_a_chart_in_its_heads_box_is_keyed_by_its_head_and_not_its_layer():
+    """The stages of head 2 keep their chart (and its drawing) through a change of layer or of the other
+    heads; a chart elsewhere keeps its place's key whatever layer and head it shows."""
+    assert ui.figures.chart_key("stages-L3-H2", per_head=True) == "chart_stages-h2" == ui.figures.chart_key("stages-L0-H2", per_head=True)
+    assert ui.figures.chart_key("focus-L0-H11", per_head=True) == "chart_focus-h11"
+    assert ui.figures.chart_key("value-step-L3-H2") == "chart_value-step" == ui.figures.chart_key("value-step-L0-H0")

@@ -224,9 +224,11 @@ def test_the_heads_not_shown_come_as_placeholders_while_their_raw_scores_are_sma
     raw = np.frombuffer(base64.b64decode(part["raw"]), dtype="<f4").reshape(part["n"], part["n"])
     assert np.array_equal(raw, trace.stages(0).scores_raw[0, 1].numpy())  # head 1's own, as the model computed them
     assert "placeholder-stages-L0-H2" not in content.values
-    assert page(Settings(text=TEXT, layer=1, heads=(2, 0))).values["stage_heads"] == [(2, True), (0, True)]  # later layers: as chosen
+    later = page(Settings(text=TEXT, layer=1, heads=(2, 0))).values  # every head has its place; none drawn ahead
+    assert later["stage_heads"] == [(0, True), (1, False), (2, True), (3, False)] and not any(name.startswith("placeholder-") for name in later)
     n = int(math.isqrt(AHEAD_HEAD_CELLS // 4))  # the toy model's 4 heads
     for count, ahead in ((n, True), (n + 1, False)):  # tokens
         content = page(Settings(text="the" + " the" * (count - 1)))
         assert len(content.values["labels"]) == count
-        assert content.values["stage_heads"] == ([(0, True), (1, False), (2, False), (3, False)] if ahead else [(0, True)])
+        assert content.values["stage_heads"] == [(0, True), (1, False), (2, False), (3, False)]
+        assert ("placeholder-stages-L0-H3" in content.values) == ahead

@@ -227,21 +227,27 @@ def _described(settings, address: str, png_scale: float) -> dict:
 LAYER_HEAD = re.compile(r"-[LH]\d+(?=-|$)")
 
 
-def chart_key(figure_id: str) -> str:
+LAYER = re.compile(r"-L\d+(?=-|$)")
+
+
+def chart_key(figure_id: str, per_head: bool = False) -> str:
     """The widget key of a figure's chart (its click selection is kept under it): its place on the page,
     not which layer and head it shows. The id without its layer and head ("stages-L0-H2" → "stages"),
     numbered by its turn among this run's charts of that kind ("stages", "stages-2", …): choosing another
     head or layer gives the chart in the same place a new figure, which it draws over the old one
     (Plotly.react), where a new key made a new chart, drawn from scratch (plotly's newPlot: about three
-    times as long for the stages of a head)."""
-    base = f"chart_{safe_filename(LAYER_HEAD.sub('', figure_id))}"
+    times as long for the stages of a head). `per_head`: a chart in its head's own box on the page
+    (ui.head_view.head_box), whose place is the head's: the id without its layer ("stages-h2")."""
+    base = f"chart_{safe_filename((LAYER if per_head else LAYER_HEAD).sub('', figure_id))}"
     turn = 1
     while drawn_this_run(key := base if turn == 1 else f"{base}-{turn}"):
         turn += 1
     return key
 
 
-def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_click: Callable[[dict], None] | None = None, live: dict | None = None) -> None:
+def show_figure(
+    fig: go.Figure, figure_id: str, *, exports: bool = True, on_click: Callable[[dict], None] | None = None, live: dict | None = None, per_head: bool = False
+) -> None:
     """Draw `fig` and, under it, PNG / SVG / HTML / CSV buttons, named for the figure, the model and the
     settings (two views never share a file name). The chart component draws the buttons: PNG and SVG are
     rendered by the browser, HTML and CSV made here when clicked (`server_file`).
@@ -250,7 +256,8 @@ def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_clic
     `st.plotly_chart`'s ({"points": [{"curve_number", "point_index", "x", "y", "customdata"}]}).
 
     `live`: what the browser needs to redraw a stages figure the moment the mask, scaling, temperature or
-    hidden keys change (ui/components/chart/live.js); not in the print theme, whose look it would not keep."""
+    hidden keys change (ui/components/chart/live.js); not in the print theme, whose look it would not keep.
+    `per_head`: the chart sits in its head's box (`chart_key`)."""
     settings = st.session_state.get("settings")
     if live is not None and settings is not None and settings.theme == "print":
         live = None
@@ -263,7 +270,7 @@ def show_figure(fig: go.Figure, figure_id: str, *, exports: bool = True, on_clic
     # drawn by ui/chart.py, updated in place; what it is sent is made once per figure and view
     data = sent_to_browser(fig, config, clickable=clickable, variant=(name, scale, clickable, exports, live is not None), export=export, live=live)
     on_export = (lambda form: server_file(fig, name, form)) if exports else None
-    draw_chart(data, key=chart_key(figure_id), on_click=on_click, on_export=on_export)
+    draw_chart(data, key=chart_key(figure_id, per_head), on_click=on_click, on_export=on_export)
 
 
 def _png_scale() -> float:

@@ -218,15 +218,16 @@ def show_clickable_stages(content, figure_id: str) -> bool:
             _set_cell(content, *cell)
 
     live = live_controls(content.values.get(f"live-{figure_id}"), st.session_state["settings"])
-    show_figure(fig, figure_id, on_click=on_click if clickable else None, live=live)
+    show_figure(fig, figure_id, on_click=on_click if clickable else None, live=live, per_head=True)
     return bool(clickable)
 
 
-def head_box(layer: int, head: int):
+def head_box(head: int):
     """The container of one head's stages and what follows them (caption, notices, focus window): in its
     own place whichever heads are shown, so that a chart keeps its element (and its drawing) when heads
-    before it come or go. ui/components/chart/chart.css hides the box of a head whose chart is hidden."""
-    return st.container(key=f"{HEAD_BOX}L{layer}_H{head}")
+    before it come or go. Named by the head alone: another layer draws over the same chart.
+    ui/components/chart/chart.css hides the box of a head whose chart is hidden."""
+    return st.container(key=f"{HEAD_BOX}H{head}")
 
 
 HEAD_BOX = "av_head_box_"  # chart.css finds the boxes by this start of their key
@@ -236,8 +237,9 @@ FORMULAS = "av_formulas"  # the key of the row of formulas above the stages, whi
 def show_stages_placeholder(content, figure_id: str) -> None:
     """The hidden chart of a head that is not shown (`attention_figures`' "placeholder-…"): a click on
     its pill shows its stages at once, drawn by the browser from a shown head's figure and this head's
-    raw scores (ui/components/chart/live.js), until the server's figure replaces them. Nothing in the
-    print theme, which draws nothing ahead."""
+    raw scores (ui/components/chart/live.js), until the server's figure replaces them. Nothing (its box
+    stays empty, and hidden) where the browser cannot draw it, and in the print theme, which draws
+    nothing ahead."""
     from ui.chart import draw_chart, placeholder_data
     from ui.figures import chart_key
     from ui.view import live_controls
@@ -246,7 +248,7 @@ def show_stages_placeholder(content, figure_id: str) -> None:
     part = content.values.get(f"placeholder-{figure_id}")
     if part is None or settings.theme == "print":
         return
-    draw_chart(placeholder_data(live_controls(part, settings)), key=chart_key(figure_id))
+    draw_chart(placeholder_data(live_controls(part, settings)), key=chart_key(figure_id, per_head=True))
 
 
 def _clickable_stages(figure, n: int, cell: tuple) -> tuple:

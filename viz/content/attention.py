@@ -371,13 +371,14 @@ def attention_figures(settings, trace, overview: bool = True, model=None) -> Pag
     content.values.update(d_k=trace.d_head, layer=layer, heads=heads, head=heads[0], labels=labels, n_tokens=n, focus=centre)
     content.values["sinks"] = [labels[p] for p in sink_positions(trace, b)]
     long_input = len(labels) > FULL_RESOLUTION
-    # every head of the layer when the browser can draw the ones not shown (a placeholder each, in head
-    # order, `placeholder-…` its raw scores); otherwise the heads chosen, in their order
-    ahead = drawn_in_browser(trace, layer, len(labels)) and trace.n_heads * len(labels) ** 2 <= AHEAD_HEAD_CELLS
-    content.values["stage_heads"] = [(head, head in heads) for head in range(trace.n_heads)] if ahead else [(head, True) for head in heads]
-    for head, shown in content.values["stage_heads"]:
-        if not shown:
-            content.values[f"placeholder-stages-L{layer}-H{head}"] = head_in_browser(trace, b, layer, head, stages)
+    # every head of the layer in head order, and whether it is shown (each has its place on the page, so a
+    # chart stays where it is when heads or layers change); when the browser can draw the ones not shown,
+    # `placeholder-…` their raw scores
+    content.values["stage_heads"] = [(head, head in heads) for head in range(trace.n_heads)]
+    if drawn_in_browser(trace, layer, len(labels)) and trace.n_heads * len(labels) ** 2 <= AHEAD_HEAD_CELLS:
+        for head in range(trace.n_heads):
+            if head not in heads:
+                content.values[f"placeholder-stages-L{layer}-H{head}"] = head_in_browser(trace, b, layer, head, stages)
     for head in heads:
         content.figures[f"stages-L{layer}-H{head}"] = stages_of_head(trace, b, layer, head, stages, pattern_colour=colour, focus=centre)
         content.values[f"live-stages-L{layer}-H{head}"] = stages_in_browser(trace, b, layer, head, stages, pattern_colour=colour)
