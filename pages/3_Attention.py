@@ -1,16 +1,7 @@
 import streamlit as st
 
 from ui import ATTENTION, FIGURES, SENTENCE, attention_content, guarded, key, md, open_head_box, page, show, show_notices, show_table
-from ui.head_view import (
-    attention_head_view,
-    clicks_rerun_only,
-    FORMULAS,
-    head_box,
-    show_clickable_overview,
-    show_clickable_stages,
-    show_stages_placeholder,
-    worked_example_picker,
-)
+from ui.head_view import FORMULAS, attention_head_view, clicks_rerun_only, show_clickable_overview, show_stages_of_heads, worked_example_picker
 from viz.content.common import FULL_RESOLUTION
 
 COLOURS = {"fixed": "0 to 1 (comparable)", "own": "0 to the figure's largest weight"}
@@ -41,18 +32,7 @@ def body(context):
         columns[3].latex(r"A = \mathrm{softmax}(S''/T),\ T = %g" % s.temperature)
 
         def clicked_part(content):  # a click on a token, a cell or "Word level" reruns only this part
-            for h, shown in content.values["stage_heads"]:
-                with head_box(h):
-                    if not shown:  # a head not chosen: maybe drawn by the browser when its pill is clicked
-                        show_stages_placeholder(content, f"stages-L{s.layer}-H{h}")
-                        continue
-                    if show_clickable_stages(content, f"stages-L{s.layer}-H{h}"):
-                        st.caption("Click a cell of the softmax panel for its worked example below.")
-                    show_notices(content, f"long-input-H{h}")
-                    for extra in ("focus", "renormalised"):
-                        if f"{extra}-L{s.layer}-H{h}" in content.figures:
-                            show(content, f"{extra}-L{s.layer}-H{h}", per_head=True)
-                    show_notices(content, f"fully-masked-H{h}")
+            show_stages_of_heads(content, s.layer)
             attention_head_view(content)
             st.subheader("A worked example")
             if n:

@@ -234,6 +234,26 @@ HEAD_BOX = "av_head_box_"  # chart.css finds the boxes by this start of their ke
 FORMULAS = "av_formulas"  # the key of the row of formulas above the stages, which state the scaling and temperature
 
 
+def show_stages_of_heads(content, layer: int) -> None:
+    """The Attention page's stages of each head of `layer`, each in its box (`head_box`): for a head shown,
+    its clickable stages, then its notices and its focus window or renormalised pattern; for a head not
+    shown, its placeholder (drawn by the browser when its pill is clicked) or nothing."""
+    from ui.layout import show, show_notices
+
+    for head, shown in content.values["stage_heads"]:
+        with head_box(head):
+            if not shown:
+                show_stages_placeholder(content, f"stages-L{layer}-H{head}")
+                continue
+            if show_clickable_stages(content, f"stages-L{layer}-H{head}"):
+                st.caption("Click a cell of the softmax panel for its worked example below.")
+            show_notices(content, f"long-input-H{head}")
+            for extra in ("focus", "renormalised"):
+                if f"{extra}-L{layer}-H{head}" in content.figures:
+                    show(content, f"{extra}-L{layer}-H{head}", per_head=True)
+            show_notices(content, f"fully-masked-H{head}")
+
+
 def show_stages_placeholder(content, figure_id: str) -> None:
     """The hidden chart of a head that is not shown (`attention_figures`' "placeholder-…"): a click on
     its pill shows its stages at once, drawn by the browser from a shown head's figure and this head's
