@@ -226,6 +226,26 @@ def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_a
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 
+def test_a_chart_drawn_ahead_that_leaves_the_page_leaves_nothing_faded(server):
+    """The fades belong to charts in the page: once a chart drawn ahead is gone (another page, another
+    layer), the next click finds no chart ahead, and the formulas and badge are no longer faded."""
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
+        page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
+        settle(page)
+        classes = "() => document.documentElement.className"
+        os.kill(server_pid[-1], signal.SIGSTOP)
+        try:
+            page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
+            page.wait_for_function(f"() => ({classes})().includes('av-formulas-ahead')", timeout=10_000)
+            page.evaluate("() => document.querySelector('[class*=st-key-av_head_box_H0] .av-chart').remove()")  # as Streamlit removes it
+            page.locator("h1").click()
+            page.wait_for_function(f"() => !({classes})().includes('av-drawn-ahead') && !({classes})().includes('av-formulas-ahead')", timeout=10_000)
+        finally:
+            os.kill(server_pid[-1], signal.SIGCONT)
+
+
 def stages_figure(text: str):
     """The first chart of the Attention page as the server builds it (README: the content API)."""
     from model import load_model

@@ -170,9 +170,9 @@ def head_in_browser(trace, sentence: int, layer: int, head: int, stages) -> dict
     }
 
 
-# The heads not shown are drawn ahead too (a click on a head shows its stages at once) while their raw
-# scores together are at most this many values (64 KB of float32): every head of MiniLM up to 36 tokens,
-# of the toy model up to 64.
+# The heads not shown are drawn ahead too (a click on a head shows its stages at once) while the raw scores
+# of every head of the layer together are at most this many values (64 KB of float32): MiniLM up to 36
+# tokens, the toy model up to 64.
 AHEAD_HEAD_CELLS = 16_384
 
 

@@ -290,6 +290,10 @@ function createView(parent) {
     update(data) {
       if (!data) return;
       view.wanted = data;
+      if (box.isConnected) {
+        view.seen = true;
+        observer.observe(box); // again, if it was let go while out of the page (liveNow)
+      }
       saveServerFile(data.file);
       exports.hidden = !data.export;
       if (data.export) describeExports(data.export);
@@ -378,7 +382,7 @@ function createView(parent) {
           const config = Object.assign({}, rest, toImageButtonOptions ? { toImageButtonOptions } : {});
           const done = first || stable !== view.config ? Plotly.react(gd, figure.data || [], layout, config) : Plotly.react(gd, figure.data || [], layout);
           view.config = stable;
-          camera(data);
+          camera(wanted.placeholder ? {} : data); // not the template's file name for another head's picture
           // how long each drawing took, when the browser benchmark asks (bench/browser.py sets the list)
           if (window.__avChartTimes) window.__avChartTimes.push([started, performance.now() - started, view.visible]);
           view.shown = shownAs(wanted, predicted);
@@ -515,11 +519,23 @@ function shownAs(data, predicted) {
 
 const liveViews = new Set(); // views of stages the browser can redraw for the controls (live.js)
 
+function liveNow() {
+  // the live views still in the page: one whose element Streamlit removed (another page, another layer, a
+  // placeholder no longer sent) is let go
+  for (const view of liveViews) {
+    if (view.seen && !view.gd.isConnected) {
+      liveViews.delete(view);
+      observer.unobserve(view.gd.parentElement);
+    }
+  }
+  return liveViews;
+}
+
 function markDrawnAhead() {
   // the page says whether a chart shows stages the browser drew ahead of the server for another setting
   // (chart.css fades the what-if badge, which names the server's until its rerun), and whether for another
   // scaling or temperature (it fades the formulas above the stages too, which state them)
-  const ahead = [...liveViews].map((view) => view.predicted && !view.wanted.placeholder && view.shown === shownAs(view.wanted, view.predicted) && view);
+  const ahead = [...liveNow()].map((view) => view.predicted && !view.wanted.placeholder && view.shown === shownAs(view.wanted, view.predicted) && view);
   const formulas = ahead.some((view) => view && (view.predicted.scaling !== view.wanted.live.now.scaling || view.predicted.temperature !== view.wanted.live.now.temperature));
   document.documentElement.classList.toggle("av-drawn-ahead", ahead.some(Boolean));
   document.documentElement.classList.toggle("av-formulas-ahead", formulas);
@@ -528,7 +544,7 @@ function markDrawnAhead() {
 function templateFor(own) {
   // a chart with the server's figure of another head of the same layer and sentence, for a placeholder
   // (shown or not: a head clicked off keeps its figure until the server's answer); null when none is
-  for (const other of liveViews) {
+  for (const other of liveNow()) {
     const data = other.wanted;
     const same = data && data.live && ["n", "layer", "sentence", "model"].every((name) => data.live[name] === own[name]);
     if (same && !data.placeholder && data.spec && other.gd.isConnected) return other;
@@ -543,7 +559,8 @@ function controlsMayHaveChanged() {
   following = true;
   setTimeout(() => {
     following = false;
-    for (const view of liveViews) view.follow();
+    for (const view of liveNow()) view.follow();
+    markDrawnAhead(); // also when a chart drawn ahead has left the page
   }, 0);
 }
 
