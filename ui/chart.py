@@ -148,7 +148,7 @@ def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool, expo
 def placeholder_data(live: dict) -> bytes:
     """What the component receives for the hidden chart of a head not shown (ui.head_view,
     show_stages_placeholder): no figure, only `live` with that head's own part (its number, raw scores and
-    title start; viz.content.attention.head_in_browser) and where the controls are. When the head's pill
+    title start; viz.content.attention.head_in_browser) and where its pill is. When the head's pill
     is clicked, the browser draws it from a shown head's figure (live.js). The same bytes whatever the
     mask, scaling or temperature, so a toggle does not send them again."""
     return json.dumps({"placeholder": True, "version": None, "live": live}).encode("utf-8") + b"\n"

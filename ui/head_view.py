@@ -262,13 +262,13 @@ def show_stages_placeholder(content, figure_id: str) -> None:
     nothing ahead."""
     from ui.chart import draw_chart, placeholder_data
     from ui.figures import chart_key
-    from ui.view import live_controls
+    from ui.view import key
 
-    settings = st.session_state["settings"]
     part = content.values.get(f"placeholder-{figure_id}")
-    if part is None or settings.theme == "print":
+    if part is None or st.session_state["settings"].theme == "print":
         return
-    draw_chart(placeholder_data(live_controls(part, settings)), key=chart_key(figure_id, per_head=True))
+    # of the controls, only the heads' pills: the rest is read through the shown head's chart (live.js)
+    draw_chart(placeholder_data({**part, "controls": {"heads": key("heads")}}), key=chart_key(figure_id, per_head=True))
 
 
 def _clickable_stages(figure, n: int, cell: tuple) -> tuple:
