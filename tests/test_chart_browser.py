@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,25 @@ def settle(page):
     page.wait_for_timeout(800)
 
 
+def open_attention(browser, server):
+    """A page of `browser` at 1440 × 900 on the Attention page of one short sentence, its first chart drawn."""
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
+    page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
+    settle(page)
+    return page
+
+
+@contextmanager
+def server_stopped():
+    """The app's process stopped (SIGSTOP) for the block: what the page does then, the browser does alone."""
+    os.kill(server_pid[-1], signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(server_pid[-1], signal.SIGCONT)
+
+
 def test_the_charts_draw_with_the_cartesian_bundle_and_never_fetch_streamlits_chunk(server):
     """A new visitor's browser evaluates 1.5 MB of plotly.js, not 4.7 MB: the bundle served at app/static/,
     the plotly package's own version, with every trace type the app draws."""
@@ -58,10 +78,7 @@ def test_the_charts_draw_with_the_cartesian_bundle_and_never_fetch_streamlits_ch
 
 def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
     with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
-        page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
-        settle(page)
+        page = open_attention(browser, server)
         boxes = page.locator(".av-chart:not(.av-chart-hidden)").count()  # not the hidden charts of heads 1 to 3
         assert boxes >= 7  # stages, scaling pair, row statistics, value step, output step, overview
         # the charts below the window are drawn when the browser is idle: none stays blank
@@ -124,10 +141,7 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
     first layer's stages in the browser (ui/components/chart/live.js); once the server runs again, its own
     figure replaces them: the same values and the same titles."""
     with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
-        page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
-        settle(page)
+        page = open_attention(browser, server)
         stages = page.locator(STAGES).first
         panel = lambda axis: stages.evaluate(f"gd => ({PANEL})(gd, '{axis}')")  # noqa: E731
         titles = lambda: stages.evaluate("gd => [gd.layout.title.text, ...gd.layout.annotations.slice(0, 4).map(a => a.text)]")  # noqa: E731
@@ -138,8 +152,7 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
         assert formulas_opacity() == 1 and "the model's own settings" in page.locator(".st-key-page_notices").inner_text()
         raw, pattern = panel("x"), panel("x4")
         assert "scaling off" not in titles()[0]
-        os.kill(server_pid[-1], signal.SIGSTOP)
-        try:
+        with server_stopped():
             page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
             page.wait_for_function(f"() => {view}.predicted && {view}.shown.includes(' false model 1 - ')", timeout=10_000)
             assert panel("x2") == pytest.approx(raw, rel=1e-6)  # scaling off: the second panel is the raw scores
@@ -162,8 +175,6 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
             ahead, ahead_titles = panel("x4"), titles()
             assert "hidden “cat”" in ahead_titles[0] and "+ 1 hidden" in ahead_titles[3]
             assert len(ahead) == len(pattern) - 6  # key 1 hidden from the six queries (1 to 6) that saw it
-        finally:
-            os.kill(server_pid[-1], signal.SIGCONT)
         page.wait_for_function("() => ['scale=0', 'temp=1.25', 'hide='].every((part) => location.search.includes(part))", timeout=30_000)
         page.wait_for_function(f"() => !{view}.predicted && {view}.shown === {view}.wanted.version", timeout=30_000)
         settle(page)
@@ -181,10 +192,7 @@ def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_a
     head 0's figure and head 2's raw scores (its placeholder); a click on head 0's pill hides head 0's. Once
     the server runs again, its figure of head 2 is drawn in the same element: the same values and titles."""
     with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
-        page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
-        settle(page)
+        page = open_attention(browser, server)
         stages_of = "(head) => document.querySelector(`[class*=st-key-av_head_box_H${head}] .av-chart`)"
         shown = lambda head: page.evaluate(f"(({stages_of})({head})?.getBoundingClientRect().height || 0) > 0")  # noqa: E731
         title = lambda head: page.evaluate(f"({stages_of})({head}).querySelector('.js-plotly-plot')?.layout.title.text")  # noqa: E731
@@ -193,8 +201,7 @@ def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_a
         head_0 = panel(0, "x")
         page.evaluate(f"() => {{ ({stages_of})(2).__mark = 'same element'; }}")
         pill = lambda head: page.locator(".st-key-w_heads button", has_text=str(head))  # noqa: E731
-        os.kill(server_pid[-1], signal.SIGSTOP)
-        try:
+        with server_stopped():
             pill(2).click()
             page.wait_for_function(f"() => ({stages_of})(2).querySelector('.js-plotly-plot .main-svg')", timeout=10_000)
             assert shown(0) and shown(2) and "· head 2 · mask causal+padding" in title(2)
@@ -206,8 +213,6 @@ def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_a
             pill(0).click()
             page.wait_for_function(f"() => ({stages_of})(0)?.getBoundingClientRect().height === 0", timeout=10_000)
             assert shown(2) and page.locator(".js-plotly-plot").first.evaluate("gd => gd.layout.title.text") == title(2)
-        finally:
-            os.kill(server_pid[-1], signal.SIGCONT)
         page.wait_for_function("() => location.search.includes('heads=2')", timeout=30_000)
         view = f"({stages_of})(2).__chart"
         page.wait_for_function(f"() => !{view}.predicted && {view}.shown === {view}.wanted.version", timeout=30_000)
@@ -230,20 +235,14 @@ def test_a_chart_drawn_ahead_that_leaves_the_page_leaves_nothing_faded(server):
     """The fades belong to charts in the page: once a chart drawn ahead is gone (another page, another
     layer), the next click finds no chart ahead, and the formulas and badge are no longer faded."""
     with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
-        page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
-        settle(page)
+        page = open_attention(browser, server)
         classes = "() => document.documentElement.className"
-        os.kill(server_pid[-1], signal.SIGSTOP)
-        try:
+        with server_stopped():
             page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
             page.wait_for_function(f"() => ({classes})().includes('av-formulas-ahead')", timeout=10_000)
             page.evaluate("() => document.querySelector('[class*=st-key-av_head_box_H0] .av-chart').remove()")  # as Streamlit removes it
             page.locator("h1").click()
             page.wait_for_function(f"() => !({classes})().includes('av-drawn-ahead') && !({classes})().includes('av-formulas-ahead')", timeout=10_000)
-        finally:
-            os.kill(server_pid[-1], signal.SIGCONT)
 
 
 def stages_figure(text: str):
@@ -344,10 +343,7 @@ def test_a_hover_text_sent_as_rows_and_columns_and_values_sent_as_digits_are_unp
     fig, output_step = figures["value-step-L0-H0"], figures["output-step-L0"]
     w_o = decode(next(t for t in join_text(json.loads(browser_json(output_step)))["data"] if t["name"] == "W_O")["z"])
     with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
-        page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
-        settle(page)
+        page = open_attention(browser, server)
         chart = page.locator(".av-chart").filter(has_text="z = pattern · V").locator(".js-plotly-plot")
         chart.scroll_into_view_if_needed()
         chart.locator(".main-svg").first.wait_for(timeout=30_000)
