@@ -14,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from plotly.io.json import to_json_plotly
 from plotly.subplots import make_subplots
 
 from model import load_model
@@ -45,6 +46,10 @@ def sent(fig: go.Figure) -> str:
     return json.dumps(json.loads(fig.to_json()), sort_keys=True)
 
 
+def as_json(spec: dict) -> str:
+    return json.dumps(json.loads(to_json_plotly(spec)), sort_keys=True)
+
+
 def revalidated(fig: go.Figure) -> go.Figure:
     """The same traces and layout passed through every one of plotly's validators."""
     return go.Figure({"data": [trace.to_plotly_json() for trace in fig.data], "layout": fig.layout.to_plotly_json()})
@@ -71,6 +76,8 @@ def test_every_figure_of_every_page_is_sent_as_plotly_would_validate_it(view, to
         assert any(name.startswith("attention/focus-") for name in figures)
     changed = [name for name, fig in figures.items() if sent(fig) != sent(revalidated(fig))]
     assert changed == []
+    walked = [name for name, fig in figures.items() if as_json(plain.plotly_dict(fig)) != as_json(fig.to_dict())]
+    assert walked == []
 
 
 @pytest.mark.parametrize("view", ["default", "200 tokens (block means, focus window)"])
@@ -150,3 +157,46 @@ def test_the_value_norm_panels_name_tokens_in_hover_only_up_to_the_attention_pag
             assert ("query %{y}<br>key %{x}" in trace.hovertemplate) != named, n
         if named:
             assert fig.data[0].text[3][5] == "query 3: w3<br>key 5: w5"
+
+
+def test_a_plain_figure_owns_its_dicts_and_cannot_write_into_the_callers_arrays():
+    """`plain.figure` copies no array, so it must not let the figure and its caller change each other."""
+    z = np.arange(6, dtype=np.float32).reshape(2, 3)
+    axis = {"title": {"text": "key"}}
+    trace = dict(type="heatmap", z=z, colorscale=plain.colorscale("Viridis"))
+    fig = plain.figure([trace], {"xaxis": axis})
+    other = plain.figure([trace], {"xaxis": axis})
+    fig.update_layout(xaxis_title_text="changed", template_layout_font_size=30)
+    fig.data[0].zmin = -1
+    assert axis == {"title": {"text": "key"}} and "zmin" not in trace
+    assert other.layout.xaxis.title.text == "key" and other.data[0].zmin is None
+    assert other.layout.template.layout.font.size != 30 and plain.template_json()["layout"]["font"].get("size") != 30
+    assert np.shares_memory(fig.data[0].z, z) and not fig.data[0].z.flags.writeable
+    with pytest.raises(ValueError):
+        fig.data[0].z[0, 0] = 99.0
+    z[0, 0] = 5.0  # the caller's own array stays the caller's to change
+    assert fig.data[0].z[0, 0] == 5.0
+    layout, cells = plain.subplots(1, 2, titles=["a", "b"])
+    grid = plain.figure([dict(type="scatter", x=[0], y=[0], **cells[1, 2])], {**layout, "coloraxis2": {"cmin": 0}})
+    assert grid.layout.xaxis2.domain == revalidated(grid).layout.xaxis2.domain and grid.layout.coloraxis2.cmin == 0
+
+
+def test_plotly_dict_is_plotly_s_to_dict_and_leaves_the_figure_as_it_was():
+    """The walk without a deep copy gives what `fig.to_dict()` gives (typed arrays, skipped keys, int64
+    narrowed, a template with no arrays left as it is), and what the caller does to it stays out of the figure."""
+    fig = plain.figure(
+        [
+            dict(type="heatmap", z=np.eye(3, dtype=np.float32), text=np.array([["a"] * 3] * 3, dtype=object), colorscale=plain.colorscale("Viridis")),
+            dict(type="scatter", x=np.arange(3, dtype=np.int64), y=[1.0, 2.0, 3.0], customdata=np.arange(3.0)),
+        ],
+        {"xaxis": {"range": np.array([0.0, 2.0])}, "shapes": [{"type": "line", "x0": 0, "x1": 1, "y0": 0, "y1": 1}]},
+    )
+    spec = plain.plotly_dict(fig)
+    assert as_json(spec) == as_json(fig.to_dict())
+    assert spec["data"][1]["x"] == {"dtype": "i1", "bdata": "AAEC"}  # int64 narrowed as plotly.js takes it
+    for name in ("plotly", "plotly_white", plain.SCREEN_TEMPLATE):
+        template = plain.template_json(name)
+        assert plain._typed_arrays(template) == template  # walked, it would turn any array into a typed spec
+    spec["data"][0].pop("z")
+    spec["layout"]["shapes"][0]["x1"] = 5
+    assert fig.data[0].z is not None and fig.layout.shapes[0].x1 == 1

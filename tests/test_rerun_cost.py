@@ -26,14 +26,25 @@ from viz.export import figure_to_csv
 class CountingFigure(go.Figure):
     """A figure that counts its conversions to plotly JSON (what the chart component is sent)."""
 
-    def to_dict(self, *args, **kwargs):  # what ui.figures.browser_json converts
-        self.__dict__["conversions"] = self.__dict__.get("conversions", 0) + 1
-        return super().to_dict(*args, **kwargs)
+    conversions = 0
 
 
-def test_a_figure_is_converted_once_however_often_it_is_shown():
+def counting_conversions(monkeypatch):
+    """`viz.plain.plotly_dict` (what ui.figures.browser_json converts a figure with) counts on the figure."""
+    convert = viz.plain.plotly_dict
+
+    def counted(fig):
+        fig.conversions += 1
+        return convert(fig)
+
+    monkeypatch.setattr(viz.plain, "plotly_dict", counted)
+
+
+def test_a_figure_is_converted_once_however_often_it_is_shown(monkeypatch):
     from ui.chart import chart_data, read_chart_data
     from ui.figures import made_once, sent_to_browser
+
+    counting_conversions(monkeypatch)
 
     fig = CountingFigure(go.Heatmap(z=[[0.25, 0.75], [1.0, 0.0]], name="pattern"))
     first = sent_to_browser(fig, {"displaylogo": False}, clickable=False, variant=("name", 2, False))

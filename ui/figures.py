@@ -19,7 +19,7 @@ import streamlit as st
 
 from ui.chart import DECIMAL_Z, NAN_DIGITS, TEXT_PARTS, chart_data, draw_chart, drawn_this_run
 from ui.chart import POWERS as DOUBLE_POWERS
-from viz import apply_print_theme
+from viz import apply_print_theme, plain
 from viz.content.settings import to_query
 from viz.export import figure_to_csv, figure_to_html, figures_zip, plotly_config, safe_filename
 from viz.export.bundle import archive_name, describe
@@ -137,10 +137,10 @@ def browser_json(fig: go.Figure) -> str:
     The figure keeps its text and float32 values: the HTML and CSV exports are made from it. The value step
     at 512 tokens (toy model) sent 3.27 MB, then 1.64 MB without the hover texts of V and z (16,384 each:
     1.1 MB) and the escapes of "/" (0.29 MB), now 1.24 MB."""
-    spec = fig.to_dict()
+    spec = plain.plotly_dict(fig)
     for trace, made in zip(spec.get("data", []), fig.data, strict=True):
         trace.pop("uid", None)  # as fig.to_json() leaves it out
-        parts = outer_parts(trace["text"]) if trace.get("type") == "heatmap" and "text" in trace else None
+        parts = outer_parts(made.text) if trace.get("type") == "heatmap" and "text" in trace else None  # the figure's own strings, not the copy
         if parts is not None:
             del trace["text"]
             trace[TEXT_PARTS] = {"rows": parts[0], "cols": parts[1]}
