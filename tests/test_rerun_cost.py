@@ -75,42 +75,69 @@ def attention_page_of(text: str) -> AppTest:
     return at
 
 
-def counted(monkeypatch, name):
-    """Replace ui.content_cache.<name> (a page builder) by one that counts its calls; same cache key."""
+def counted(monkeypatch) -> list[tuple[str, object]]:
+    """Count the parts of pages that are built (not found in ui.content_cache): (builder's name, settings)."""
     calls = []
-    builder = getattr(ui.content_cache, name)
+    build = ui.content_cache.built
 
-    @functools.wraps(builder)
-    def counting(*args, **kwargs):
-        calls.append(args[0])
-        return builder(*args, **kwargs)
+    def counting(builder, settings, *args, **kwargs):
+        calls.append((builder.__name__, settings))
+        return build(builder, settings, *args, **kwargs)
 
-    monkeypatch.setattr(ui.content_cache, name, counting)
+    monkeypatch.setattr(ui.content_cache, "built", counting)
     return calls
+
+
+FIGURE_PARTS = {"layer_part", "head_part", "first_head_part", "output_part", "overview_part"}
 
 
 def test_pinning_a_token_or_choosing_a_cell_builds_no_figure_again(monkeypatch):
     ui.content_cache._cached.clear()
-    figures, selections = counted(monkeypatch, "attention_figures"), counted(monkeypatch, "attention_selection")
+    built = counted(monkeypatch)
     at = attention_page_of("the fisher sat on the river bank")
     stages_before = chart_titled(at, ["head 0 ·"])
-    assert (len(figures), len(selections)) == (1, 1)
+    assert sorted(name for name, _ in built) == sorted([*FIGURE_PARTS, "attention_selection"])
 
     at.session_state["w_pinned"] = 3  # what a click on a token of the head view writes
     at.session_state["w_cell"] = [3, 1]  # what a click on a cell writes
+    built.clear()
     at.run()
     assert not at.exception
-    assert len(figures) == 1 and len(selections) == 2  # the figures came from the cache
-    assert figures[0].pinned == -1 and figures[0].cell == () and selections[-1].cell == (3, 1)
+    assert [name for name, _ in built] == ["attention_selection"]  # every figure came from the cache
+    assert built[0][1].cell == (3, 1)
     stages_after = chart_titled(at, ["head 0 ·"])
     marks = [t for t in stages_after["data"] if t.get("name") == "worked example"]
     assert [(m["x"], m["y"]) for m in marks] == [([1], [3])]  # the chosen cell is outlined on the softmax panel
     assert [t for t in stages_before["data"] if t.get("name") != "worked example"] == [t for t in stages_after["data"] if t.get("name") != "worked example"]
     assert (at.session_state["w_example_query"], at.session_state["w_example_key"]) == (3, 1)  # the worked example follows
 
+    built.clear()
     at.sidebar.toggle(key="w_scaling").set_value(False).run()
-    assert len(figures) == 2 and figures[-1].scaling is False  # a toggle is a new view
+    figure_parts = [settings for name, settings in built if name in FIGURE_PARTS]
+    assert len(figure_parts) == len(FIGURE_PARTS) and all(s.scaling is False and s.pinned == -1 and s.cell == () for s in figure_parts)  # a new view
     assert at.query_params["pin"] == "3" and at.query_params["scale"] == "0"
+
+
+def test_showing_one_more_head_builds_that_head_s_figures_only(monkeypatch):
+    """The Attention page's figures are cached in parts (viz.content.attention.attention_figures): one more
+    head builds its stages and value step, the heads side by side and the selection (worked example, head
+    view) again, not the overview, the scaling comparison or the heads already shown; hiding it again
+    builds nothing."""
+    ui.content_cache._cached.clear()
+    built = counted(monkeypatch)
+    at = attention_page_of("the fisher sat on the river bank")
+    before = {spec["layout"]["title"]["text"]: spec for spec in charts(at)}
+    built.clear()
+    at.sidebar.button_group(key="w_heads").set_value([0, 2]).run()
+    assert not at.exception
+    assert sorted((name, settings.heads) for name, settings in built) == [("attention_selection", (0, 2)), ("head_part", (2,)), ("output_part", (0, 2))]
+    after = {spec["layout"]["title"]["text"]: spec for spec in charts(at)}
+    assert any("head 2 ·" in title for title in after) and not any("head 2 ·" in title for title in before)
+    kept = [title for title in before if "head 0 ·" in title or "every head" in title]
+    assert kept and all(after[title] == before[title] for title in kept)  # the same figures, sent as before
+    built.clear()
+    at.sidebar.button_group(key="w_heads").set_value([0]).run()
+    assert built == []
 
 
 def test_every_chart_sent_equals_its_figure(monkeypatch):
