@@ -27,6 +27,13 @@ def parse(argv: list[str] | None = None) -> tuple[Options, str | None]:
     parser.add_argument("--browser", action="store_true", help=f"measure in chromium instead: {', '.join(BROWSER_PARTS)}")
     parser.add_argument("--class-size", type=int, default=40, help="--browser: students in the class run (default 40)")
     parser.add_argument(
+        "--class-spacing",
+        type=float,
+        default=1.0,
+        help="--browser: seconds between two students joining (default 1; 15 lets each finish first: the server's work per action "
+        "without the other tabs on the same cores)",
+    )
+    parser.add_argument(
         "--class-front", choices=CLASS_FRONTS, default="nginx", help="--browser: the class reaches one app process through nginx (default) or directly"
     )
     parser.add_argument("--skip", default="", help=f"parts to leave out, comma-separated: {', '.join(PARTS)}")
@@ -89,6 +96,7 @@ def browser_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     if args.repeats:
         options.repeats = args.repeats
     options.class_front = args.class_front
+    options.class_spacing_s = args.class_spacing
     return options
 
 

@@ -546,6 +546,7 @@ def measure_class(size: int = 40, flips: int = 5, spacing_s: float = 1.0, log=pr
         result = dict(
             students=size,
             flips_each=flips,
+            spacing_s=spacing_s,
             front=front,
             nginx_cpu_s=nginx_cpu,
             wall_s=wall,
@@ -586,6 +587,7 @@ class BrowserOptions:
     class_size: int = 40
     class_flips: int = 5
     class_front: str = "nginx"
+    class_spacing_s: float = 1.0  # between two students joining; 15 s lets each finish first (no tabs competing)
     log: object = field(default=sys.stderr, repr=False)
 
 
@@ -637,8 +639,8 @@ def run_browser(options: BrowserOptions) -> dict:
         say(f"cold start → first chart ({COLD_RUNS} runs)")
         results["cold_start"] = dict(median_cold_start([cold_start() for _ in range(COLD_RUNS)]), load_average=load_average())
     if "class" in options.parts:
-        say(f"class of {options.class_size}, one joining a second, {options.class_flips} scaling flips each, {options.class_front}")
-        results["class"] = measure_class(options.class_size, options.class_flips, log=say, front=options.class_front)
+        say(f"class of {options.class_size}, one joining every {options.class_spacing_s:g} s, {options.class_flips} scaling flips each, {options.class_front}")
+        results["class"] = measure_class(options.class_size, options.class_flips, options.class_spacing_s, log=say, front=options.class_front)
     results["load_average_end"] = load_average()
     return results
 
@@ -734,7 +736,7 @@ def format_browser_report(results: dict) -> str:
         c = results["class"]
         nginx_part = f" (nginx {c['nginx_cpu_s']:.1f} s of it)" if c.get("front") == "nginx" else ""
         lines += [
-            f"  class of {c['students']} (one joining a second, {c['flips_each']} scaling flips each; "
+            f"  class of {c['students']} (one joining every {c.get('spacing_s', 1.0):g} s, {c['flips_each']} scaling flips each; "
             f"{'one app process behind nginx, which serves the frontend' if c.get('front') == 'nginx' else 'streamlit alone'}), wall {c['wall_s']:.0f} s, "
             f"load average {c['load_average_before']} → {c['load_average_after']}:",
             f"    first chart {_fmt(c['first_chart'])}",

@@ -58,6 +58,7 @@ def test_browser_options_from_the_command_line():
     assert (options.sizes, options.models, options.parts, options.class_size) == ((16, 512), ("toy",), ("toggles", "class"), 12)
     assert options.class_front == "nginx"  # the class goes through nginx unless told otherwise
     assert parse(["--browser", "--class-front", "direct"])[0].class_front == "direct"
+    assert options.class_spacing_s == 1.0 and parse(["--browser", "--class-spacing", "15"])[0].class_spacing_s == 15.0  # one at a time
     quick, _ = parse(["--browser", "--quick"])
     assert quick.sizes == (16,) and quick.repeats == 1 and "coldstart" not in quick.parts
     with pytest.raises(SystemExit):

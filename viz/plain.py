@@ -6,7 +6,9 @@ resolves and deep-copies the whole template, ``make_subplots`` builds a validate
 0.3–0.5 s at 16 tokens (cProfile: ``update_layout`` 64 %, template ``__init__`` 36 %, validators), for a
 model run of a millisecond. The figure modules instead write each figure as the JSON plotly's validators
 would produce (traces as dicts with their ``type``, titles as ``{"text": …}``, colour scales resolved to
-their colour lists, the template as its JSON) and hand it over in one call, with ``_validate=False``.
+their colour lists, the template as its JSON) and hand it over in one call (``figure``), which neither
+validates nor deep-copies it; ``plotly_dict`` turns a figure back into the JSON plotly.js takes without a
+deep copy either.
 
 Once built, a figure behaves like any other: later edits (the print theme, click targets) are validated
 as usual. ``tests/test_plain_figures.py`` validates every page's figures again and checks that nothing
