@@ -2,8 +2,9 @@
 
 A toggle flipped back, or a class where everyone starts from the same link, asks again for content already
 built: plotly's figure objects cost more server time than the model at small inputs (python -m bench.profile).
-The key is the whole frozen `Settings` (or the part of it that a part of a page reads) (the model, the sentences and every control), which with a
-built-in or Hub model determines the trace; a model trained in this session is never shared.
+The key is the frozen `Settings` (the model, the sentences and every control; for a part of a page, the
+settings with only the heads that part reads), which with a built-in or Hub model determines the trace; a
+model trained in this session is never shared.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from viz.content.page import PageContent
 from viz.content.settings import SESSION_MODEL, Settings
 
 
-# 512 parts: a view of the Attention page is five or more (ui.content_cache.attention_content), so a class of
-# 40 flipping a toggle keeps its 80 views; at 512 tokens a view's parts hold about 2.5 MB of figure data
+# 512 parts: a view of the Attention page is six or more (`attention_content`), so a class of 40 flipping a
+# toggle keeps its 80 views; at 512 tokens a view's parts hold about 2.5 MB of figure data
 # (JSON), so the cache stays well under the 1.5 GB a class may add.
 @st.cache_resource(max_entries=512, ttl=1800, show_spinner=False)
 def _cached(builder_name: str, view: str, _builder: Callable[..., PageContent], _settings: Settings, _trace, _model=None, _shared=None) -> PageContent:

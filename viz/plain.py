@@ -138,8 +138,8 @@ def _typed_arrays(value):
         for key, item in value.items():
             if item is None or isinstance(item, _SCALARS) or key in _SKIPPED or (key == "template" and _known_template(item)):
                 out[key] = item
-            elif isinstance(item, np.ndarray) and item.size and _typed_dtype(item) is not None:
-                out[key] = _typed(item)
+            elif (dtype := _typed_dtype(item)) is not None:
+                out[key] = _typed(item, dtype)
             elif is_homogeneous_array(item):
                 out[key] = to_typed_array_spec(item)
             else:
@@ -157,9 +157,12 @@ _TYPED = {"int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2", "int32": "
 _NARROWED = {"int64": (np.int8, np.int16, np.int32), "uint64": (np.uint8, np.uint16, np.uint32)}
 
 
-def _typed_dtype(array: np.ndarray):
-    """The dtype plotly sends ``array`` as (typed base64), or None where plotly leaves it to its JSON
-    encoder (strings, objects, booleans, a 64-bit integer beyond 32 bits)."""
+def _typed_dtype(array) -> np.dtype | None:
+    """The dtype plotly sends a numpy ``array`` as (typed base64), or None where plotly leaves it to its
+    JSON encoder (strings, objects, booleans, a 64-bit integer beyond 32 bits) or it is no numpy array or
+    an empty one (plotly's own function then decides)."""
+    if not isinstance(array, np.ndarray) or not array.size:
+        return None
     name = array.dtype.name
     if name in _TYPED:
         return array.dtype
@@ -170,10 +173,9 @@ def _typed_dtype(array: np.ndarray):
     return None
 
 
-def _typed(array: np.ndarray) -> dict:
-    """plotly's ``to_typed_array_spec`` for an array it sends as typed base64, without its copy of the
-    array and its check of what kind of data frame it might be (most of its time)."""
-    dtype = _typed_dtype(array)
+def _typed(array: np.ndarray, dtype: np.dtype) -> dict:
+    """plotly's ``to_typed_array_spec`` for an array it sends as typed base64 (as ``dtype``), without its
+    copy of the array and its check of what kind of data frame it might be (most of its time)."""
     spec = {"dtype": _TYPED[dtype.name], "bdata": base64.b64encode(np.ascontiguousarray(array, dtype=dtype)).decode("ascii")}
     if array.ndim > 1:
         spec["shape"] = str(array.shape)[1:-1]
