@@ -395,9 +395,8 @@ def attention_figures(settings, trace, overview: bool = True, model=None, part=b
     if overview:
         content.figures.update(part(overview_part, replace(settings, heads=()), trace).figures)
     content.values["head_options"] = [(lay, h) for lay in range(trace.n_layers) for h in range(trace.n_heads)]
-    for head, _ in content.values["stage_heads"]:  # a head shown has its chart: no placeholder for it
-        if head in heads:
-            content.values.pop(f"placeholder-stages-L{settings.layer}-H{head}", None)
+    for head in heads:  # a head shown has its chart: no placeholder for it
+        content.values.pop(f"placeholder-stages-L{settings.layer}-H{head}", None)
     return content
 
 
