@@ -381,6 +381,8 @@ def attention_figures(settings, trace, overview: bool = True, model=None, part=b
     layer = part(layer_part, replace(settings, heads=()), trace, stages=stages)
     each = {head: part(head_part, replace(settings, heads=(head,)), trace, stages=stages) for head in heads}
     content.values.update(layer.values, heads=heads, head=heads[0])
+    # every head of the layer in head order, and whether it is shown (each has its place on the page, so a
+    # chart stays where it is when heads or layers change)
     content.values["stage_heads"] = [(head, head in heads) for head in range(trace.n_heads)]
     for head in heads:  # in the order the page had them before it was made of parts: every head's stages, then…
         shown = each[head]
@@ -398,6 +400,11 @@ def attention_figures(settings, trace, overview: bool = True, model=None, part=b
     for head in heads:  # a head shown has its chart: no placeholder for it
         content.values.pop(f"placeholder-stages-L{settings.layer}-H{head}", None)
     return content
+
+
+def focus_centre(settings, labels: list[str]) -> int:
+    """The token the focus window is around: `settings.focus`, or the middle of the sentence."""
+    return min(settings.focus, len(labels) - 1) if settings.focus >= 0 else len(labels) // 2
 
 
 class _Stages:
@@ -419,7 +426,7 @@ def layer_part(settings, trace, stages: _Stages) -> PageContent:
     content = PageContent()
     b, layer = settings.sentence, settings.layer
     labels = sentence_labels(trace, b)
-    centre = min(settings.focus, len(labels) - 1) if settings.focus >= 0 else len(labels) // 2
+    centre = focus_centre(settings, labels)
     content.values.update(d_k=trace.d_head, layer=layer, labels=labels, n_tokens=len(trace.tokens[b]), focus=centre)
     content.values["sinks"] = [labels[p] for p in sink_positions(trace, b)]
     if drawn_in_browser(trace, layer, len(labels)) and trace.n_heads * len(labels) ** 2 <= AHEAD_HEAD_CELLS:
@@ -434,7 +441,7 @@ def head_part(settings, trace, stages: _Stages) -> PageContent:
     content = PageContent()
     b, layer, head, colour = settings.sentence, settings.layer, settings.heads[0], settings.pattern_colour
     labels = sentence_labels(trace, b)
-    centre = min(settings.focus, len(labels) - 1) if settings.focus >= 0 else len(labels) // 2
+    centre = focus_centre(settings, labels)
     layer_stages = stages.get()
     content.figures[f"stages-L{layer}-H{head}"] = stages_of_head(trace, b, layer, head, layer_stages, pattern_colour=colour, focus=centre)
     content.values[f"live-stages-L{layer}-H{head}"] = stages_in_browser(trace, b, layer, head, layer_stages, pattern_colour=colour)
