@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-import streamlit as st
-
+from ui.shared_cache import SharedCache
 from viz.content.attention import attention_figures, attention_selection, built
 from viz.content.page import PageContent
 from viz.content.settings import SESSION_MODEL, Settings
@@ -22,9 +21,7 @@ from viz.content.settings import SESSION_MODEL, Settings
 # 512 parts: a view of the Attention page is six or more (`attention_content`), so a class of 40 flipping a
 # toggle keeps its 80 views; at 512 tokens a view's parts hold about 2.5 MB of figure data
 # (JSON), so the cache stays well under the 1.5 GB a class may add.
-@st.cache_resource(max_entries=512, ttl=1800, show_spinner=False)
-def _cached(builder_name: str, view: str, _builder: Callable[..., PageContent], _settings: Settings, _trace, _model=None, _shared=None) -> PageContent:
-    return built(_builder, _settings, _trace, _model, **(_shared or {}))
+_cached: SharedCache[PageContent] = SharedCache(max_entries=512, ttl=1800)
 
 
 def page_content(builder: Callable[..., PageContent], settings: Settings, trace, model=None, **shared) -> PageContent:
@@ -34,7 +31,7 @@ def page_content(builder: Callable[..., PageContent], settings: Settings, trace,
     if settings.model == SESSION_MODEL:
         return built(builder, settings, trace, model, **shared)
     view = repr(settings) + (" with the model" if model is not None else "")
-    return _cached(f"{builder.__module__}.{builder.__qualname__}", view, builder, settings, trace, model, shared)
+    return _cached.get((f"{builder.__module__}.{builder.__qualname__}", view), lambda: built(builder, settings, trace, model, **shared))
 
 
 def attention_content(settings: Settings, trace, model=None) -> PageContent:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from ui.shared_cache import shared
 from viz.content.common import FULL_RESOLUTION
 from viz.export import figure_to_png, figure_to_svg, safe_filename, static_export_available
 from viz.head_view import HeadView, component_data, head_view_figure, head_view_html, pinned_row_csv
@@ -78,7 +79,7 @@ def head_view(
     )
 
 
-@st.cache_resource(show_spinner=False)
+@shared(max_entries=1)
 def _static_export() -> tuple[bool, str]:
     return static_export_available()
 

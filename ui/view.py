@@ -13,6 +13,7 @@ from model import InputError, ModelLoadError, Trace, load_model
 from model.loading import check_model
 from model.adapters import TracedModel
 from ui.text import md
+from ui.shared_cache import shared
 from viz.content.common import hidden_token_label, hide_choices
 from viz.content.settings import (
     BUILTIN_MODELS,
@@ -66,7 +67,7 @@ def _use_torch_threads() -> None:
 _use_torch_threads()
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@shared(max_entries=4)
 def cached_model(name: str, tok: str) -> TracedModel:
     """Models load once per process (and per toy tokenizer)."""
     if name == "toy-random":
@@ -75,7 +76,7 @@ def cached_model(name: str, tok: str) -> TracedModel:
     return load_model(name, allow_local=allow_local)
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@shared(max_entries=32)
 def cached_run(name: str, tokenizer: str, texts: tuple[str, ...], display: AttentionDisplay) -> Trace:
     """One run of a model under a display (mask, hidden keys, scaling, temperature, ablated heads)."""
     return run_model(cached_model(name, tokenizer), texts, display)
