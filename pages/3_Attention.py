@@ -25,11 +25,14 @@ def body(context):
             right.selectbox(
                 "Focus window around", [-1, *range(len(labels))], key=key("focus"), format_func=lambda i: "the middle" if i < 0 else f"{i}: {labels[i]}"
             )
-        columns = st.container(key=FORMULAS).columns([2, 3, 4, 4])  # faded while the stages are drawn ahead (chart.css)
-        columns[0].latex(r"S = Q K^{\top}")
-        columns[1].latex(r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if s.scaling else r"S' = S \;\text{(unscaled)}")
-        columns[2].latex(r"S''_{ij} = \begin{cases} S'_{ij} & j \text{ allowed} \\ -\infty & j \text{ masked} \end{cases}")
-        columns[3].latex(r"A = \mathrm{softmax}(S''/T),\ T = %g" % s.temperature)
+        formulas = (
+            r"S = Q K^{\top}",
+            r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if s.scaling else r"S' = S \;\text{(unscaled)}",
+            r"S''_{ij} = \begin{cases} S'_{ij} & j \text{ allowed} \\ -\infty & j \text{ masked} \end{cases}",
+            r"A = \mathrm{softmax}(S''/T),\ T = %g" % s.temperature,
+        )
+        # one element, laid out as a row that wraps (style.py); faded while the stages are drawn ahead (chart.css)
+        st.container(key=FORMULAS).markdown(" ".join(rf"$\displaystyle {formula}$" for formula in formulas))
 
         def clicked_part(content):  # a click on a token, a cell or "Word level" reruns only this part
             show_stages_of_heads(content, s.layer)

@@ -80,7 +80,8 @@ def test_attention_stages_follow_the_maths_and_the_toggles():
     at.sidebar.toggle(key="w_scaling").set_value(False).run()
     stages = stages_chart(at, 2)
     np.testing.assert_allclose(stages["÷ √d_k"], stages["raw Q·Kᵀ"], rtol=1e-6)
-    assert "S = Q" in at.latex[0].value and "unscaled" in at.latex[1].value
+    formulas = next(m.value for m in at.markdown if "S = Q" in m.value)  # the row of formulas above the stages
+    assert "unscaled" in formulas and r"\sqrt{d_k}" not in formulas
     assert at.query_params["scale"] == "0" and at.query_params["mask"] == "none"
 
 

@@ -71,18 +71,18 @@ def test_presentation_mode_hides_the_sidebar_and_moves_by_figure(server, browser
 
 @pytest.mark.parametrize("width, height", [(1280, 720), (1440, 900)])
 def test_presentation_formula_row_fits_on_one_line_at_projector_widths(server, browser, width, height):
-    """The four formulas above the stage panels are whole (none cut at its column's edge or the window's)
+    """The four formulas above the stage panels are whole (none cut at the row's edge or the window's)
     in one row, and no widget label ends in an ellipsis."""
     context = browser.new_context(viewport={"width": width, "height": height})
     try:
         page = context.new_page()
         open_page(page, f"{server}/Attention?text=The+cat+sat+on+the+mat.&present=1")
         boxes = page.evaluate(
-            """() => [...document.querySelectorAll('.katex-display .katex-html')].slice(0, 4).map((formula) => {
+            """() => [...document.querySelectorAll('.st-key-av_formulas .katex-html')].map((formula) => {
                 const range = document.createRange();
                 range.selectNodeContents(formula);  // the glyphs drawn, not the block they sit in
-                const own = range.getBoundingClientRect(), column = formula.closest('[data-testid=stColumn]').getBoundingClientRect();
-                return {left: own.left, right: own.right, top: own.top, column_right: column.right};
+                const own = range.getBoundingClientRect(), row = formula.closest('.st-key-av_formulas').getBoundingClientRect();
+                return {left: own.left, right: own.right, top: own.top, column_right: row.right};
             })"""
         )
         assert len(boxes) == 4

@@ -9,9 +9,11 @@ import streamlit.components.v1 as components
 CSS = """
 <style>
 section[data-testid="stSidebar"] { min-width: 22rem; }
-/* a row of formulas: each as wide as it is, wrapping to a second line rather than cut */
-[data-testid="stHorizontalBlock"]:has(.katex-display) { flex-wrap: wrap !important; column-gap: 2.5rem !important; }
-[data-testid="stHorizontalBlock"]:has(.katex-display) > [data-testid="stColumn"] { flex: 0 0 auto !important; width: auto !important; min-width: 0 !important; }
+/* the row of formulas (one markdown element): each as wide as it is, wrapping to a second line rather
+   than cut, at the size of st.latex's (presentation mode enlarges the text around them, not them) */
+.st-key-av_formulas [data-testid="stMarkdownContainer"] p {
+  display: flex; flex-wrap: wrap; align-items: center; column-gap: 2.5rem; row-gap: 0.5rem; font-size: 1rem !important;
+}
 @page { size: A4 landscape; margin: 10mm; }
 @media print {
   section[data-testid="stSidebar"], header[data-testid="stHeader"], [data-testid="stToolbar"],
