@@ -4,7 +4,7 @@ from ui import ATTENTION, FIGURES, SENTENCE, attention_content, guarded, key, md
 from ui.head_view import FORMULAS, attention_head_view, clicks_rerun_only, show_clickable_overview, show_stages_of_heads, worked_example_picker
 from viz.content.common import FULL_RESOLUTION
 
-COLOURS = {"fixed": "0 to 1 (comparable)", "own": "0 to the figure's largest weight"}
+COLOURS = {"fixed": "0 to 1", "own": "0 to its largest"}
 
 
 def body(context):
@@ -19,7 +19,15 @@ def body(context):
         content = attention_content(s, trace, model=context.model)
         d_k, head, labels, n = (content.values[name] for name in ("d_k", "head", "labels", "n_tokens"))
         left, middle, right = st.columns(3)
-        left.radio("Colour of the weights", ["fixed", "own"], key=key("pattern_colour"), format_func=COLOURS.get, horizontal=True)
+        left.segmented_control(
+            "Colour of the weights",
+            ["fixed", "own"],
+            key=key("pattern_colour"),
+            format_func=COLOURS.get,
+            required=True,
+            help="0 to 1: every figure on the same scale, comparable. "
+            "0 to its largest: each figure's colours stretched to its own largest weight, for faint patterns.",
+        )
         middle.toggle(f"Also hide {', '.join(f'“{md(t)}”' for t in content.values['sinks'])} and renormalise", key=key("sinks"))
         if len(labels) > FULL_RESOLUTION:
             right.selectbox(

@@ -85,6 +85,23 @@ def test_attention_stages_follow_the_maths_and_the_toggles():
     assert at.query_params["scale"] == "0" and at.query_params["mask"] == "none"
 
 
+def test_the_colour_and_theme_controls_restyle_the_stages():
+    """The two segmented controls (the colour of the weights on the page, the figure theme in the
+    sidebar): the softmax panel's colours end at the figure's own largest weight, then the print theme's
+    white background; both go into the link."""
+    at = on_page(start({"text": "The cat sat on the mat.", "mask": "none"}), "pages/3_Attention.py")  # no row of one key
+    spec = chart_titled(at, ["head 0 ·"])
+    assert spec["layout"]["coloraxis2"]["cmax"] == 1
+    at.button_group(key="w_pattern_colour").set_value("own").run()
+    spec = chart_titled(at, ["head 0 ·"])
+    top = np.nanmax(heatmaps(spec)["softmax"])
+    assert top < 1 and spec["layout"]["coloraxis2"]["cmax"] == pytest.approx(top, rel=1e-5)
+    assert at.query_params["pcol"] == "own"
+    at.sidebar.button_group(key="w_theme").set_value("print").run()
+    spec = chart_titled(at, ["head 0 ·"])
+    assert spec["layout"]["paper_bgcolor"] in ("white", "#ffffff", "#fff", "rgb(255,255,255)") and at.query_params["theme"] == "print"
+
+
 def test_padding_in_a_batch_is_masked():
     at = on_page(start(), "pages/3_Attention.py")
     at.sidebar.text_area(key="w_text").set_value("A dog ran.\nThe cat sat on the mat.").run()

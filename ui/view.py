@@ -324,7 +324,8 @@ def draw_controls(drawn: Sidebar) -> None:
     side.toggle("Presentation mode", key=key("presenting"), help="Large fonts, no sidebar, one figure per screen; arrow keys move between figures.")
     if "figures" in controls:
         side.divider()
-        side.radio("Figure theme", ["screen", "print"], key=key("theme"), horizontal=True)
+        # a segmented control, not a radio: Streamlit's radio reads the whole session state on every rerun
+        side.segmented_control("Figure theme", ["screen", "print"], key=key("theme"), required=True)
         side.select_slider("PNG resolution", options=[1, 2, 3, 4], value=2, key="png_scale", format_func=lambda s: f"{s}× ({96 * s} dpi)")
 
 
