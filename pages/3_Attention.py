@@ -18,8 +18,8 @@ def body(context):
     with guarded():
         content = attention_content(s, trace, model=context.model)
         d_k, head, labels, n = (content.values[name] for name in ("d_k", "head", "labels", "n_tokens"))
-        left, middle, right = st.columns(3)
-        left.segmented_control(
+        row = st.container(horizontal=True, gap="large", vertical_alignment="bottom")  # one element, not four (columns)
+        row.segmented_control(
             "Colour of the weights",
             ["fixed", "own"],
             key=key("pattern_colour"),
@@ -28,9 +28,9 @@ def body(context):
             help="0 to 1: every figure on the same scale, comparable. "
             "0 to its largest: each figure's colours stretched to its own largest weight, for faint patterns.",
         )
-        middle.toggle(f"Also hide {', '.join(f'“{md(t)}”' for t in content.values['sinks'])} and renormalise", key=key("sinks"))
+        row.toggle(f"Also hide {', '.join(f'“{md(t)}”' for t in content.values['sinks'])} and renormalise", key=key("sinks"))
         if len(labels) > FULL_RESOLUTION:
-            right.selectbox(
+            row.selectbox(
                 "Focus window around", [-1, *range(len(labels))], key=key("focus"), format_func=lambda i: "the middle" if i < 0 else f"{i}: {labels[i]}"
             )
         formulas = (
@@ -53,8 +53,8 @@ def body(context):
             show_notices(content, "worked-example")
 
         clicks_rerun_only(clicked_part, s, trace, context.model)
-        st.subheader("Why divide by √d_k?")
-        st.markdown(
+        st.markdown(  # the heading and its text in one element
+            "### Why divide by √d_k?\n\n"
             f"Without scaling, dot products of {d_k}-dimensional vectors grow with d_k, and the softmax of large "
             "numbers puts almost all weight on one key. Compare the two patterns and how peaked each row is: "
             "**entropy** (bits, higher = spread out) and the **largest weight** of the row."
@@ -65,8 +65,8 @@ def body(context):
         show(content, f"row-stats-L{s.layer}-H{head}")
         st.page_link("pages/8_Scaling_lab.py", label="What would happen with d_k = 512? Try any d_k in the scaling lab", icon=":material/science:")
 
-        st.subheader("After the softmax: the values")
         st.markdown(
+            "### After the softmax: the values\n\n"
             "Each query row of **z = A · V** is the pattern's weighted average of the keys' value vectors. The heads' z are "
             "laid side by side and multiplied by **W_O**: that is what the layer adds to each token."
         )
@@ -74,8 +74,10 @@ def body(context):
             if figure_id in content.figures:
                 show(content, figure_id)
 
-        st.subheader("Every head of every layer")
-        st.markdown("Small multiples of the softmax pattern; large inputs are averaged into blocks. Click a tile to open that layer and head above.")
+        st.markdown(
+            "### Every head of every layer\n\n"
+            "Small multiples of the softmax pattern; large inputs are averaged into blocks. Click a tile to open that layer and head above."
+        )
         show_clickable_overview(content)
         open_head_box(content.values["head_options"])
 

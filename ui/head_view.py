@@ -172,8 +172,8 @@ def attention_head_view(content) -> None:
         st.session_state[key("pinned")] = query
         st.session_state[key("cell")] = [to_token(query), to_token(key_position)]
 
-    st.subheader("Where each token looks")
-    st.markdown(
+    st.markdown(  # the heading and its text in one element
+        "### Where each token looks\n\n"
         "Queries on the left, keys on the right; a line's colour is its head and its opacity the weight. "
         "Hover a token to preview its row, click to pin it (click again to unpin), then click a key for the "
         "pair's worked example. Keyboard: ↑/↓ move the pinned token, ←/→ switch columns, Enter pins, Escape clears."
@@ -327,10 +327,10 @@ def worked_example_picker(content) -> tuple[int, int]:
     def changed():
         _set_cell(content, st.session_state["w_example_query"], st.session_state["w_example_key"])
 
-    left, right = st.columns(2)
+    row = st.container(horizontal=True)  # one element, not three (columns)
     options = dict(options=range(n), format_func=lambda i: f"{i}: {labels[i]}", on_change=changed)
-    query = left.selectbox("Query token", key="w_example_query", **options)
-    key_position = right.selectbox("Key token", key="w_example_key", **options)
+    query = row.selectbox("Query token", key="w_example_query", **options)
+    key_position = row.selectbox("Key token", key="w_example_key", **options)
     return query, key_position
 
 

@@ -357,12 +357,13 @@ def what_if_badge(trace: Trace) -> None:
     """When the run differs from the model's own, say how, on every page, with one click back. On a page
     with the attention controls, also when it does not (the button then off): the row is always there, so
     a toggle that starts or ends a what-if does not move the page under the user's eyes."""
-    left, right = st.columns([2, 1], vertical_alignment="center")  # the button's label whole in presentation mode too
+    # one element, not three (columns); the button's label whole in presentation mode too
+    row = st.container(horizontal=True, horizontal_alignment="distribute", vertical_alignment="center")
     if trace.what_ifs:
-        left.badge(md("what-if: " + "; ".join(trace.what_ifs)), icon=":material/science:", color="orange")
+        row.badge(md("what-if: " + "; ".join(trace.what_ifs)), icon=":material/science:", color="orange")
     else:
-        left.badge("the model's own settings", icon=":material/check:", color="gray")
-    right.button(
+        row.badge("the model's own settings", icon=":material/check:", color="gray")
+    row.button(
         "Model's own settings",
         on_click=back_to_the_models_own,
         key="back_to_own",
@@ -431,15 +432,15 @@ def draw_control(name: str, where, settings: Settings, model: TracedModel, trace
     elif name == "scaling":
         where.toggle("Scale by 1/√d_k", key=key("scaling"))
     elif name == "temperature":
-        left, right = where.columns([3, 1], vertical_alignment="bottom")
-        left.select_slider(
+        row = where.container(horizontal=True, vertical_alignment="bottom")  # one element, not three (columns)
+        row.select_slider(
             "Softmax temperature T",
             options=temperature_options(settings.temperature),
             key=key("temperature"),
             format_func=lambda t: f"{t:g}",
             help="A log scale: T = 1 (the model's own softmax) sits in the middle.",
         )
-        right.button("T = 1", on_click=_reset_temperature, key="reset_temperature", help="Back to the model's own softmax")
+        row.button("T = 1", on_click=_reset_temperature, key="reset_temperature", help="Back to the model's own softmax")
     elif name == "ablate":
         where.multiselect(
             "Ablate heads",
