@@ -68,7 +68,8 @@ def outer_parts(text) -> tuple[list[str], list[str]] | None:
     if cells.dtype.kind != "U":
         return None
     first = cells[0].tolist()
-    cols = [cell[len(os.path.commonprefix(first)) :] for cell in first]
+    shared = len(os.path.commonprefix(first))  # once, not once per cell
+    cols = [cell[shared:] for cell in first]
     rows = [cell[: len(cell) - len(cols[0])] for cell in cells[:, 0].tolist()]
     if not np.array_equal(np.char.add(np.array(rows)[:, None], np.array(cols)[None, :]), cells):
         return None
