@@ -140,6 +140,33 @@ def test_showing_one_more_head_builds_that_head_s_figures_only(monkeypatch):
     assert built == []
 
 
+def test_a_figure_already_sent_is_not_serialised_again_for_another_view_s_file_names(monkeypatch):
+    """Showing one more head changes the view (its file names name the heads): the figures that stay the
+    same get new names in their chart data, but their JSON is taken from the bytes made before, not made
+    again; only the new head's figures and those that changed are serialised."""
+    import ui.figures
+
+    ui.content_cache._cached.clear()
+    at = attention_page_of("the fisher sat on the river bank")
+    before = {spec["layout"]["title"]["text"]: spec for spec in charts(at)}
+    serialised = []
+    original = ui.figures.browser_json
+
+    def counting(fig):
+        serialised.append(fig.layout.title.text)
+        return original(fig)
+
+    monkeypatch.setattr(ui.figures, "browser_json", counting)
+    at.sidebar.button_group(key="w_heads").set_value([0, 2]).run()
+    assert not at.exception
+    after = {spec["layout"]["title"]["text"]: spec for spec in charts(at)}
+    kept = [title for title in before if "head 0 ·" in title or "every head" in title]
+    assert kept and all(after[title] == before[title] for title in kept)  # sent as before, under the new names
+    assert serialised and not set(serialised) & set(kept)
+    # head 2's stages and value step, and the heads side by side (now of heads 0 and 2)
+    assert len(serialised) == 3 and all("head 2 ·" in title or "heads side by side" in title for title in serialised), serialised
+
+
 def test_every_chart_sent_equals_its_figure(monkeypatch):
     """The bytes made once (ui.figures.sent_to_browser) are what the browser gets: same traces, same numbers."""
     from model import load_model

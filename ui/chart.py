@@ -113,8 +113,8 @@ def frontend_parts(names: tuple[str, ...] = FRONTEND_PARTS) -> dict[str, list[st
 FRONTEND_FILES = frontend_parts()
 
 
-def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool, export: dict | None = None, live: dict | None = None) -> bytes:
-    """What the component receives for `fig`, given its JSON `spec`: one line of JSON about the chart,
+def chart_data(fig: go.Figure, spec: str | bytes, config: dict, *, clickable: bool, export: dict | None = None, live: dict | None = None) -> bytes:
+    """What the component receives for `fig`, given its JSON `spec` (text or UTF-8): one line of JSON about the chart,
     then the spec. Bytes, made once per figure: Streamlit sends bytes as they are, where a dict would be
     serialised twice on every run (once sorted, for the element's identity).
 
@@ -126,7 +126,7 @@ def chart_data(fig: go.Figure, spec: str, config: dict, *, clickable: bool, expo
     set of hidden keys as soon as that control changes (viz.content.attention.stages_in_browser, with
     `controls` added: see ui/components/chart/live.js); made from the same trace as the figure, so not
     part of the version."""
-    spec_bytes = spec.encode("utf-8")
+    spec_bytes = spec if isinstance(spec, bytes) else spec.encode("utf-8")
     # the camera button's options (its file name names the view, its scale is the PNG resolution) are set
     # in place by the browser (chart.js): a figure that did not change is not drawn again for them
     plotted = {name: value for name, value in config.items() if name != "toImageButtonOptions"}
