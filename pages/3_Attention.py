@@ -1,7 +1,7 @@
 import streamlit as st
 
 from ui import ATTENTION, FIGURES, SENTENCE, attention_content, guarded, key, md, open_head_box, page, show, show_notices, show_table
-from ui.head_view import FORMULAS, attention_head_view, clicks_rerun_only, show_clickable_overview, show_stages_of_heads, worked_example_picker
+from ui.head_view import attention_head_view, clicks_rerun_only, show_clickable_overview, show_stages_of_heads, worked_example_picker, formula_row
 from viz.content.common import FULL_RESOLUTION
 
 COLOURS = {"fixed": "0 to 1", "own": "0 to its largest"}
@@ -33,14 +33,7 @@ def body(context):
             row.selectbox(
                 "Focus window around", [-1, *range(len(labels))], key=key("focus"), format_func=lambda i: "the middle" if i < 0 else f"{i}: {labels[i]}"
             )
-        formulas = (
-            r"S = Q K^{\top}",
-            r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if s.scaling else r"S' = S \;\text{(unscaled)}",
-            r"S''_{ij} = \begin{cases} S'_{ij} & j \text{ allowed} \\ -\infty & j \text{ masked} \end{cases}",
-            r"A = \mathrm{softmax}(S''/T),\ T = %g" % s.temperature,
-        )
-        # one element, laid out as a row that wraps (style.py); faded while the stages are drawn ahead (chart.css)
-        st.container(key=FORMULAS).markdown(" ".join(rf"$\displaystyle {formula}$" for formula in formulas))
+        formula_row(d_k, s.scaling, s.temperature)
 
         def clicked_part(content):  # a click on a token, a cell or "Word level" reruns only this part
             show_stages_of_heads(content, s.layer)

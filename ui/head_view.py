@@ -235,6 +235,18 @@ HEAD_BOX = "av_head_box_"  # chart.css finds the boxes by this start of their ke
 FORMULAS = "av_formulas"  # the key of the row of formulas above the stages, which state the scaling and temperature
 
 
+def formula_row(d_k: int, scaling: bool, temperature: float) -> None:
+    """The four formulas above the stages, with this view's √d_k (or none) and T: one element, laid out
+    as a row that wraps (ui/style.py); faded while the stages are drawn ahead of the server (chart.css)."""
+    formulas = (
+        r"S = Q K^{\top}",
+        r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if scaling else r"S' = S \;\text{(unscaled)}",
+        r"S''_{ij} = \begin{cases} S'_{ij} & j \text{ allowed} \\ -\infty & j \text{ masked} \end{cases}",
+        r"A = \mathrm{softmax}(S''/T),\ T = %g" % temperature,
+    )
+    st.container(key=FORMULAS).markdown(" ".join(rf"$\displaystyle {formula}$" for formula in formulas))
+
+
 def show_stages_of_heads(content, layer: int) -> None:
     """The Attention page's stages of each head of `layer`, each in its box (`head_box`): for a head shown,
     its clickable stages, then its notices and its focus window or renormalised pattern; for a head not
