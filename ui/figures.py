@@ -46,6 +46,12 @@ def made_once(fig: go.Figure, what: str, make: Callable[[], T], variant=None) ->
     return entry[1]
 
 
+def made_before(fig: go.Figure, what: str):
+    """What `made_once` last made of `fig` for `what` (whichever variant), or None."""
+    entry = fig.__dict__.get(MADE, {}).get(what)
+    return None if entry is None else entry[1]
+
+
 def sent_to_browser(fig: go.Figure, config: dict, *, clickable: bool, variant, export: dict | None = None, live: dict | None = None) -> bytes:
     """What the chart component is sent for `fig` (its plotly JSON, how to draw it, how to export it,
     maybe how to redraw it: `live`), made once per figure object and `variant`. The JSON text itself is
@@ -54,8 +60,8 @@ def sent_to_browser(fig: go.Figure, config: dict, *, clickable: bool, variant, e
     at 16 tokens: 21 → 7 ms; at 512 tokens each figure's JSON is megabytes)."""
 
     def make() -> bytes:
-        previous = fig.__dict__.get(MADE, {}).get("chart")
-        spec = previous[1].partition(b"\n")[2] if previous is not None else browser_json(fig)
+        previous = made_before(fig, "chart")
+        spec = previous.partition(b"\n")[2] if previous is not None else browser_json(fig)
         return chart_data(fig, spec, config, clickable=clickable, export=export, live=live)
 
     return made_once(fig, "chart", make, variant=variant)

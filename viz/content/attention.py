@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import base64
-from dataclasses import replace
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
