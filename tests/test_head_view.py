@@ -131,3 +131,53 @@ def test_a_cell_or_pin_beyond_the_input_is_cleared_with_a_notice():
     assert clamped.pinned == -1 and clamped.cell == () and "cleared" in notices[0]
     kept, notices = clamp_to_model(Settings(pinned=11, cell=(11, 0)), 2, 4, 12, 1)
     assert (kept.pinned, kept.cell, notices) == (11, (11, 0), [])
+
+
+def test_the_views_own_export_buttons_make_a_file_on_a_click_and_the_next_data_carries_it_once(trace, monkeypatch):
+    """The head view draws its PNG, SVG, HTML and CSV buttons itself (no Streamlit download buttons): a click
+    is a trigger, its callback makes the file, and the view's next data carries it once, for the browser to save."""
+    import base64
+
+    import streamlit as st
+
+    import ui.head_view
+    from ui.head_view import FILES, Downloads, head_view
+
+    monkeypatch.setitem(st.session_state, FILES, {})  # bare mode: one session state for the process
+    monkeypatch.setattr(ui.head_view, "_static_export", lambda: (False, "No browser for PNG and SVG here."))
+    sent = []
+    monkeypatch.setattr(ui.head_view, "_component", lambda **kwargs: sent.append(kwargs))
+    view = head_view_data(trace, 0, 1, [0, 2])
+
+    def draw(pinned):
+        head_view(view, pinned=pinned, pair=None, on_pin=lambda i: None, on_pair=lambda q, k: None, key="hv_test", downloads=Downloads("Head view L1"))
+        return sent[-1]["data"]
+
+    def click(form):
+        st.session_state["hv_test"] = {"export": {"format": form, "seq": 1}}
+        sent[-1]["on_export_change"]()
+
+    first = draw(None)
+    assert first["exports"] == {"name": "head-view-l1", "formats": ["html", "csv"], "csv": False, "why": "No browser for PNG and SVG here."}
+    assert "file" not in first
+    click("csv")  # nothing pinned: no row to save
+    assert "file" not in draw(None)
+
+    assert draw(4)["exports"]["csv"] is True
+    click("csv")
+    file = draw(4)["file"]
+    assert file["name"] == "head-view-l1-row-4.csv" and file["mime"] == "text/csv"
+    assert base64.b64decode(file["base64"]).decode("utf-8") == pinned_row_csv(view, 4)
+    assert "file" not in draw(4)  # sent once
+
+    for form in ("png", "../../etc/passwd", None):  # not offered here, or not a format: nothing made
+        click(form)
+        assert "file" not in draw(4)
+    click("html")
+    file = draw(4)["file"]
+    html = base64.b64decode(file["base64"]).decode("utf-8")
+    assert file["name"] == "head-view-l1.html" and "function headView(component)" in html and "https://" not in html
+    assert "function saveFile(blob, name)" in JS and ".av-chart-export " in CSS  # the shared parts came with it
+
+    head_view(view, pinned=4, pair=None, on_pin=lambda i: None, on_pair=lambda q, k: None, key="hv_test")
+    assert "exports" not in sent[-1]["data"]  # no downloads asked for (presentation mode): no buttons

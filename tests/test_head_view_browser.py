@@ -263,14 +263,14 @@ def test_real_app_head_view_downloads(server, page, tmp_path):
     open_attention(page, server, text=REAL_TEXT, pin="5")
     table_weights(page, 5)
     with page.expect_download(timeout=90_000) as png_download:
-        page.locator(".st-key-png_head-view-l0 button").click()
+        page.locator(".hv .av-chart-exports").get_by_role("button", name="PNG").click()
     png = png_download.value.path().read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and Image.open(io.BytesIO(png)).size[0] >= 1000
     with page.expect_download(timeout=90_000) as svg_download:
-        page.locator(".st-key-svg_head-view-l0 button").click()
+        page.locator(".hv .av-chart-exports").get_by_role("button", name="SVG").click()
     svg = svg_download.value.path().read_text()
     assert ElementTree.fromstring(svg.encode()).tag.endswith("svg") and f"“{toy_labels(REAL_TEXT)[5]}” (5)" in svg
     with page.expect_download(timeout=30_000) as html_download:
-        page.locator(".st-key-html_head-view-l0 button").first.click()
+        page.locator(".hv .av-chart-exports").get_by_role("button", name="HTML").click()
     html = html_download.value.path().read_text()
     assert "function headView(component)" in html and "https://" not in html

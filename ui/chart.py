@@ -33,8 +33,9 @@ if TYPE_CHECKING:  # this module is imported before torch and plotly are (ui/__i
     import plotly.graph_objects as go
 
 ASSETS = Path(__file__).parent / "components" / "chart"
-JS = "\n".join((ASSETS / name).read_text(encoding="utf-8") for name in ("chart.js", "live.js"))  # live.js: stages drawn ahead of the server
-CSS = (ASSETS / "chart.css").read_text(encoding="utf-8")
+# live.js: stages drawn ahead of the server; save_file.js: shared with the head view
+JS = "\n".join(path.read_text(encoding="utf-8") for path in (ASSETS / "chart.js", ASSETS / "live.js", ASSETS.parent / "save_file.js"))
+CSS = (ASSETS / "chart.css").read_text(encoding="utf-8") + (ASSETS.parent / "exports.css").read_text(encoding="utf-8")
 DEFAULT_HEIGHT = 450  # plotly's, for a figure without its own
 TEXT_PARTS = "av_text"  # in a trace sent: {"rows", "cols"}, its text per cell as rows[i] + cols[j] (chart.js joins them)
 DECIMAL_Z = "av_z"  # in a trace sent: {"shape", "bdata"}, its z to 4 significant digits (ui.figures.decimal_digits)

@@ -12,19 +12,24 @@ browser ignores data that is older than what the user has already done (fast arr
 
 from __future__ import annotations
 
-from pathlib import Path
+import base64
+import secrets
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
+from ui.chart import FILE_TTL_S
 from ui.shared_cache import shared
 from viz.content.common import FULL_RESOLUTION
 from viz.export import figure_to_png, figure_to_svg, safe_filename, static_export_available
 from viz.head_view import HeadView, component_data, head_view_figure, head_view_html, pinned_row_csv
 
 ASSETS = Path(__file__).parent / "components" / "head_view"
-JS = (ASSETS / "head_view.js").read_text(encoding="utf-8")
-CSS = (ASSETS / "head_view.css").read_text(encoding="utf-8")
+JS = "\n".join(path.read_text(encoding="utf-8") for path in (ASSETS / "head_view.js", ASSETS.parent / "save_file.js"))
+CSS = (ASSETS / "head_view.css").read_text(encoding="utf-8") + (ASSETS.parent / "exports.css").read_text(encoding="utf-8")  # its buttons look like a chart's
 
 _component = st.components.v2.component("attention_viz.head_view", js=JS, css=CSS)
 
@@ -44,6 +49,22 @@ def _valid(index, n: int) -> bool:
     return isinstance(index, int) and not isinstance(index, bool) and 0 <= index < n
 
 
+@dataclass(frozen=True)
+class Downloads:
+    """The head view's own export buttons, drawn by the component under the view: PNG and SVG (rendered
+    on the server from `figure`, the view drawn as a plotly figure; made from the view when None),
+    standalone HTML, and the pinned row as CSV, each file `name`.format. A file is made when its button is
+    clicked and sent once with the view's next data; the browser saves it."""
+
+    name: str
+    figure: object = None
+    scale: float = 2.0
+
+
+FORMATS = ("png", "svg", "html", "csv")
+FILES = "_head_view_files"  # session state: {component key: the file made on a click, sent with the next data}
+
+
 def head_view(
     view: HeadView,
     *,
@@ -52,8 +73,10 @@ def head_view(
     on_pin: Callable[[int | None], None],
     on_pair: Callable[[int, int], None],
     key: str = "head_view",
+    downloads: Downloads | None = None,
 ) -> None:
-    """Draw the head view of `view`; `on_pin(index or None)` and `on_pair(query, key)` run on the user's clicks."""
+    """Draw the head view of `view`; `on_pin(index or None)` and `on_pair(query, key)` run on the user's
+    clicks; `downloads`: its export buttons (none without)."""
     n = view.n
 
     def pin_changed():
@@ -68,13 +91,32 @@ def head_view(
 
     pinned = pinned if _valid(pinned, n) else None
     pair = tuple(pair) if pair is not None and all(_valid(i, n) for i in pair) else None
+
+    can_render, why = _static_export() if downloads is not None else (False, "")
+    formats = FORMATS if can_render else FORMATS[2:]  # PNG and SVG need the server's browser (kaleido)
+
+    def exported():
+        value = st.session_state[key]["export"]
+        form = value.get("format") if isinstance(value, dict) else None
+        made = head_view_file(view, downloads, form, pinned=pinned, pair=pair) if downloads is not None and form in formats else None
+        if made is not None:
+            content, name, mime = made
+            file = {"base64": base64.b64encode(content).decode("ascii"), "name": name, "mime": mime, "nonce": secrets.token_hex(8)}
+            st.session_state.setdefault(FILES, {})[key] = (time.monotonic(), file)
+
     data = component_data(view, pinned, pair, seq=st.session_state.get(_seq_key(key), 0))
+    if downloads is not None:
+        data["exports"] = {"name": safe_filename(downloads.name), "formats": list(formats), "csv": pinned is not None, "why": None if can_render else why}
+    made, file = st.session_state.get(FILES, {}).pop(key, (0.0, None))  # sent once: a rerun or a new page load does not save it again
+    if file is not None and time.monotonic() - made < FILE_TTL_S:
+        data["file"] = file
     _component(
         key=key,
         data=data,
         default={"window": 0},
         on_pin_change=pin_changed,
         on_pair_change=pair_changed,
+        on_export_change=exported,
         on_window_change=lambda: None,
     )
 
@@ -84,40 +126,20 @@ def _static_export() -> tuple[bool, str]:
     return static_export_available()
 
 
-def head_view_downloads(view: HeadView, name: str, *, pinned: int | None, pair=None, theme=lambda fig: fig, scale: float = 2.0, fig=None):
-    """PNG and SVG (rendered on the server from the same drawing as a plotly figure, `fig` if given),
-    standalone HTML, and the pinned row as CSV. Returns the figure, so a page can add it to its zip."""
-    fig = theme(fig if fig is not None else head_view_figure(view, pinned, pair))
-    name = safe_filename(name)
-    row = st.container(horizontal=True, gap="small", vertical_alignment="center")  # 5 elements sent, where columns took 10
-    can_render, why = _static_export()
-    if can_render:
-        row.download_button("PNG", lambda: figure_to_png(fig, scale=scale), f"{name}.png", "image/png", key=f"png_{name}", on_click="ignore")
-        row.download_button("SVG", lambda: figure_to_svg(fig), f"{name}.svg", "image/svg+xml", key=f"svg_{name}", on_click="ignore")
-    row.download_button(
-        "HTML",
-        lambda: head_view_html(view, JS, CSS, pinned),
-        f"{name}.html",
-        "text/html",
-        key=f"html_{name}",
-        on_click="ignore",
-        help="The interactive head view as one file that works offline.",
-    )
-    if pinned is not None and 0 <= pinned < view.n:
-        row.download_button(
-            "CSV",
-            lambda: pinned_row_csv(view, pinned),
-            f"{name}-row-{pinned}.csv",
-            "text/csv",
-            key=f"csv_{name}",
-            on_click="ignore",
-            help="The pinned row: its weight to every key, per head.",
-        )
-    else:
-        row.button("CSV", key=f"csv_{name}", disabled=True, help="Pin a token to download its row.")
-    if not can_render:
-        row.caption(why)
-    return fig
+def head_view_file(view: HeadView, downloads: Downloads, form, *, pinned: int | None, pair=None) -> tuple[bytes, str, str] | None:
+    """(bytes, file name, mime type) of the head view as `form` (PNG, SVG, HTML, or the pinned row as CSV);
+    None for another format, or CSV with no token pinned."""
+    name = safe_filename(downloads.name)
+    figure = lambda: downloads.figure if downloads.figure is not None else head_view_figure(view, pinned, pair)  # noqa: E731
+    if form == "png":
+        return figure_to_png(figure(), scale=downloads.scale), f"{name}.png", "image/png"
+    if form == "svg":
+        return figure_to_svg(figure()), f"{name}.svg", "image/svg+xml"
+    if form == "html":
+        return head_view_html(view, JS, CSS, pinned), f"{name}.html", "text/html"
+    if form == "csv" and pinned is not None and 0 <= pinned < view.n:
+        return pinned_row_csv(view, pinned).encode("utf-8"), f"{name}-row-{pinned}.csv", "text/csv"
+    return None
 
 
 _scroll = st.components.v2.component(
@@ -184,11 +206,10 @@ def attention_head_view(content) -> None:
         on_change=remap_pinned,
         help="Merge sub-word pieces into words: a word's weight to a key word is the sum over the key word's pieces, averaged over the query word's pieces.",
     )
-    head_view(view, pinned=content.values["pinned"], pair=content.values["pair"], on_pin=on_pin, on_pair=on_pair)
     name = f"head-view-L{view.layer}"
-    fig = head_view_downloads(
-        view, name, pinned=content.values["pinned"], pair=content.values["pair"], theme=themed, scale=_png_scale(), fig=content.figures[name]
-    )
+    fig = themed(content.figures[name])
+    downloads = None if st.session_state["settings"].presenting else Downloads(name, fig, _png_scale())
+    head_view(view, pinned=content.values["pinned"], pair=content.values["pair"], on_pin=on_pin, on_pair=on_pair, downloads=downloads)
     st.session_state.setdefault(REGISTRY, {})[safe_filename(name)] = fig
 
 
@@ -264,7 +285,7 @@ def show_stages_of_heads(content, layer: int) -> None:
             for extra in ("focus", "renormalised"):
                 if f"{extra}-L{layer}-H{head}" in content.figures:
                     show(content, f"{extra}-L{layer}-H{head}", per_head=True)
-            show_notices(content, f"fully-masked-H{head}")
+            show_notices(content, f"fully-masked-H{head}", last=True)
 
 
 def show_stages_placeholder(content, figure_id: str) -> None:

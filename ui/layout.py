@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import streamlit as st
 
 from ui.figures import show_figure
@@ -22,12 +24,13 @@ def show_table(content: PageContent, table_id: str, *, index: bool = False) -> N
     st.dataframe(content.tables[table_id], hide_index=not index, width="stretch")
 
 
-def show_notices(content: PageContent, prefix: str = "") -> None:
+def show_notices(content: PageContent, prefix: str = "", *, last: bool = False) -> None:
     """The content's notices whose id starts with `prefix`, escaped (they may hold what a user typed).
 
     In one container, there even when empty: a toggle that brings or removes a notice leaves the elements
-    below in their places, so their charts are updated rather than drawn anew (ui/chart.py)."""
-    with st.container():
+    below in their places, so their charts are updated rather than drawn anew (ui/chart.py). `last`: the
+    last element of its parent, with nothing below to keep in place: no container (one element less a run)."""
+    with contextlib.nullcontext() if last else st.container():
         for notice in content.notices_for(prefix):
             if notice.level == "caption":
                 st.caption(md(notice.text))

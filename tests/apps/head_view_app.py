@@ -13,7 +13,7 @@ import streamlit as st
 
 from model import load_model
 from model.attention import worked_example
-from ui.head_view import head_view, head_view_downloads
+from ui.head_view import Downloads, head_view
 from viz.head_view import head_view_data
 
 st.set_page_config(page_title="Head view test app", layout="wide")
@@ -55,9 +55,8 @@ def on_pair(query, key):
     st.session_state["pinned"], st.session_state["pair"] = query, (query, key)
 
 
-head_view(view, pinned=st.session_state["pinned"], pair=st.session_state["pair"], on_pin=on_pin, on_pair=on_pair)
+head_view(view, pinned=st.session_state["pinned"], pair=st.session_state["pair"], on_pin=on_pin, on_pair=on_pair, downloads=Downloads(f"head-view-L{layer}"))
 pinned, pair = st.session_state["pinned"], st.session_state["pair"]
-head_view_downloads(view, f"head-view-L{layer}", pinned=pinned, pair=pair)
 
 st.query_params["words"] = "1" if words else "0"
 if pinned is None:

@@ -98,19 +98,6 @@ function read(data) {
 
 const saved = new Set(); // nonces of the server's files saved by this page: each is saved once
 
-function saveFile(blob, name) {
-  // a file from bytes in the page: an <a download> on a blob URL, clicked
-  const url = URL.createObjectURL(blob);
-  const link = document.createElement("a");
-  link.href = url;
-  link.download = name;
-  link.style.display = "none";
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
-}
-
 function saveServerFile(file) {
   if (!file || saved.has(file.nonce)) return;
   saved.add(file.nonce);

@@ -8,6 +8,9 @@
 // Data (built by viz/head_view.py, component_data): tokens, lines (per head: q, k, w in thousandths,
 // only weights above the threshold), row (the pinned query's full weights), pinned, pair, seq, note.
 // Triggers sent back: pin {index|null, seq}, pair {query, key, seq}. State: window (focus window start).
+// Export buttons under the view when the data has exports ({name, formats, csv: a token is pinned, why:
+// why there is no PNG or SVG}); a click sends the trigger export {format, seq}, and the file comes back
+// once with the next data as file ({name, mime, nonce, base64}), saved here.
 
 export default function headView(component) {
   const { data, parentElement } = component;
@@ -25,6 +28,7 @@ export default function headView(component) {
 }
 
 const ROW = { small: 22, large: 18 };
+const savedFiles = new Set(); // nonces of the server's files saved by this page: each is saved once
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -71,7 +75,9 @@ function createView(parent) {
   const status = el("p", "hv-status");
   status.setAttribute("aria-live", "polite");
   const tableBox = el("div", "hv-table");
-  root.append(bar, note, headers, body, status, tableBox);
+  const exportsBox = el("div", "av-chart-exports");
+  exportsBox.hidden = true;
+  root.append(bar, note, headers, body, status, tableBox, exportsBox);
   heads.remove();
   parent.appendChild(root);
 
@@ -159,8 +165,46 @@ function createView(parent) {
     note.textContent = d.note;
   }
 
+  const HINTS = {
+    png: "The view as a PNG image.",
+    svg: "The view as an SVG drawing.",
+    html: "The interactive head view as one file that works offline.",
+    csv: "The pinned row: its weight to every key, per head.",
+  };
+  let exportSeq = 0;
+
+  function describeExports(plan) {
+    exportsBox.hidden = !plan;
+    const wanted = plan ? JSON.stringify(plan) : "";
+    if (!plan || exportsBox.dataset.plan === wanted) return;
+    exportsBox.dataset.plan = wanted;
+    exportsBox.replaceChildren();
+    for (const format of plan.formats) {
+      const button = el("button", "av-chart-export", format.toUpperCase());
+      button.type = "button";
+      button.disabled = format === "csv" && !plan.csv;
+      button.title = button.disabled ? "Pin a token to download its row." : HINTS[format];
+      button.addEventListener("click", () => {
+        button.setAttribute("aria-busy", "true");
+        setTimeout(() => button.removeAttribute("aria-busy"), 30_000);
+        view.send("export", { format, seq: ++exportSeq });
+      });
+      exportsBox.append(button);
+    }
+    if (plan.why) exportsBox.append(el("span", "av-chart-export-why", plan.why));
+  }
+
+  function saveServerFile(file) {
+    if (!file || savedFiles.has(file.nonce)) return;
+    savedFiles.add(file.nonce);
+    saveFile(new Blob([Uint8Array.from(atob(file.base64), (c) => c.charCodeAt(0))], { type: file.mime }), file.name);  // save_file.js
+    for (const button of exportsBox.querySelectorAll("[aria-busy]")) button.removeAttribute("aria-busy");
+  }
+
   view.update = (d) => {
     s.data = d;
+    describeExports(d.exports);
+    saveServerFile(d.file);
     const fresh = d.signature !== s.signature;
     if (fresh) {
       s.signature = d.signature;
