@@ -305,7 +305,7 @@ def _toggle_actions(page) -> dict:
 
     def choose_mask(option):
         def act():
-            choose(page.locator("[data-testid=stSelectbox]").get_by_role("combobox", name="Mask", exact=True), page.get_by_role("option", name=option))
+            page.locator(".st-key-w_mask").get_by_role("radio", name=option, exact=True).click()  # the mask's pills
             return _input_time(page)
 
         return act
@@ -348,7 +348,7 @@ def _toggle_actions(page) -> dict:
 
     return {
         "head": (click_head("1"), click_head("1")),
-        "mask": (choose_mask("none (every key visible)"), choose_mask("the model's own")),
+        "mask": (choose_mask("none"), choose_mask("the model's own")),
         "scaling": (scaling, scaling),
         "temperature": (temperature("ArrowRight"), temperature("ArrowLeft")),
         "hidden token": (add_to("Hide key tokens", r"\(sentence 1, position 1\)$"), remove_last("Hide key tokens")),

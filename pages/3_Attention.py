@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import ATTENTION, FIGURES, SENTENCE, attention_content, guarded, key, md, open_head_box, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, SENTENCE, SIDE_BY_SIDE, attention_content, guarded, key, md, open_head_box, page, show, show_notices, show_table
 from ui.head_view import attention_head_view, clicks_rerun_only, show_clickable_overview, show_stages_of_heads, worked_example_picker, formula_row
 from viz.content.common import FULL_RESOLUTION
 
@@ -43,7 +43,7 @@ def body(context):
                 query, key_token = worked_example_picker(content)
                 show_table(content, "worked-example")
                 st.caption(f"Head {head}, layer {s.layer}: “{md(labels[query])}” gives weight {content.values['weight']:.4f} to “{md(labels[key_token])}”.")
-            show_notices(content, "worked-example")
+            show_notices(content, "worked-example", last=True)
 
         clicks_rerun_only(clicked_part, s, trace, context.model)
         st.markdown(  # the heading and its text in one element
@@ -52,8 +52,8 @@ def body(context):
             "numbers puts almost all weight on one key. Compare the two patterns and how peaked each row is: "
             "**entropy** (bits, higher = spread out) and the **largest weight** of the row."
         )
-        for column, scaled in zip(st.columns(2), ("scaled", "unscaled")):
-            with column:
+        with st.container(horizontal=True, key=SIDE_BY_SIDE):  # one element, not three (columns); halves (ui/style.py)
+            for scaled in ("scaled", "unscaled"):
                 show(content, f"softmax-{scaled}-L{s.layer}-H{head}")
         show(content, f"row-stats-L{s.layer}-H{head}")
         st.page_link("pages/8_Scaling_lab.py", label="What would happen with d_k = 512? Try any d_k in the scaling lab", icon=":material/science:")

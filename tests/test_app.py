@@ -72,7 +72,7 @@ def test_attention_stages_follow_the_maths_and_the_toggles():
     assert not np.isnan(masked[~upper]).any()
     assert chart_titled(at, ["head 1 ·"])  # both chosen heads are drawn
 
-    at.sidebar.selectbox(key="w_mask").set_value("none").run()
+    at.sidebar.button_group(key="w_mask").set_value("none").run()
     pattern = stages_chart(at, 2)["softmax"]
     assert not np.isnan(pattern).any()
     np.testing.assert_allclose(pattern.sum(axis=1), 1, atol=1e-5)
@@ -105,7 +105,7 @@ def test_the_colour_and_theme_controls_restyle_the_stages():
 def test_padding_in_a_batch_is_masked():
     at = on_page(start(), "pages/3_Attention.py")
     at.sidebar.text_area(key="w_text").set_value("A dog ran.\nThe cat sat on the mat.").run()
-    at.sidebar.selectbox(key="w_mask").set_value("padding").run()
+    at.sidebar.button_group(key="w_mask").set_value("padding").run()
     stages = stages_chart(at, 0)
     pattern = stages["softmax"]
     n = len(toy_tokens("The cat sat on the mat."))
@@ -117,7 +117,7 @@ def test_padding_in_a_batch_is_masked():
 def test_hidden_tokens_and_temperature():
     at = on_page(start(), "pages/3_Attention.py")
     at.sidebar.text_area(key="w_text").set_value("The cat sat on the mat.").run()
-    at.sidebar.selectbox(key="w_mask").set_value("none").run()
+    at.sidebar.button_group(key="w_mask").set_value("none").run()
     at.sidebar.multiselect(key="w_hidden").set_value([(0, 1)]).run()
     pattern = stages_chart(at, 0)["softmax"]
     assert np.isnan(pattern[:, 1]).all()
@@ -137,12 +137,12 @@ def test_switching_to_a_pretrained_model():
     ticks = spec["layout"]["xaxis"]["ticktext"]
     assert ticks[0] == "[CLS]" and ticks[-1] == "[SEP]" and "bank" in ticks
     np.testing.assert_allclose(np.nansum(pattern, axis=1), 1, atol=1e-5)
-    assert at.sidebar.slider(key="w_layer").max == 5
-    at.sidebar.selectbox(key="w_mask").set_value("causal+padding").run()
+    assert at.sidebar.select_slider(key="w_layer").options == [str(layer) for layer in range(6)]
+    at.sidebar.button_group(key="w_mask").set_value("causal+padding").run()
     badge = [m.value.replace("\\", "") for m in at.markdown if "what-if" in m.value.replace("\\", "")]
     assert badge and "mask causal+padding (model: padding)" in badge[0]
     at.button(key="back_to_own").click().run()  # one click back to the model's own settings
-    assert not [m for m in at.markdown if "what-if" in m.value.replace("\\", "")] and at.sidebar.selectbox(key="w_mask").value == "model"
+    assert not [m for m in at.markdown if "what-if" in m.value.replace("\\", "")] and at.sidebar.button_group(key="w_mask").value == "model"
     # the row stays, saying so (a toggle into a what-if or out of it does not move the page)
     assert [m for m in at.markdown if "the model's own settings" in m.value] and at.button(key="back_to_own").disabled
     for path in PAGES:  # every page draws with a pretrained model too

@@ -76,8 +76,7 @@ def test_type_toggle_download_and_screenshot_every_page(server, page, tmp_path):
     settle(page)
     eventually(page, lambda: any("head 1" in t for t in chart_titles(page)))
 
-    page.locator("[data-testid=stSelectbox]").filter(has_text="Mask").click()
-    page.get_by_role("option", name="none (every key visible)").click()
+    page.locator(".st-key-w_mask").get_by_role("radio", name="none", exact=True).click()
     settle(page)
     eventually(page, lambda: any("mask none" in t for t in chart_titles(page)))
     assert "mask=none" in page.url and "heads=0%2C1" in page.url

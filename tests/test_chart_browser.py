@@ -137,8 +137,8 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
 
 
 def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_figure_agrees(server):
-    """With the server stopped, a click on the scaling toggle and a key on the temperature slider redraw the
-    first layer's stages in the browser (ui/components/chart/live.js); once the server runs again, its own
+    """With the server stopped, a click on the scaling toggle, a key on the temperature slider, a hidden key
+    and a click on the mask's pills redraw the first layer's stages in the browser (ui/components/chart/live.js); once the server runs again, its own
     figure replaces them: the same values and the same titles."""
     with chromium() as browser:
         page = open_attention(browser, server)
@@ -175,13 +175,19 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
             ahead, ahead_titles = panel("x4"), titles()
             assert "hidden “cat”" in ahead_titles[0] and "+ 1 hidden" in ahead_titles[3]
             assert len(ahead) == len(pattern) - 6  # key 1 hidden from the six queries (1 to 6) that saw it
-        page.wait_for_function("() => ['scale=0', 'temp=1.25', 'hide='].every((part) => location.search.includes(part))", timeout=30_000)
+            page.locator(".st-key-w_mask").get_by_role("radio", name="none", exact=True).click()  # the mask's pills
+            page.wait_for_function(f"() => {view}.shown.endsWith(' false none 1.25 hiding 1')", timeout=10_000)
+            ahead, ahead_titles = panel("x4"), titles()
+            assert "mask none" in ahead_titles[0] and ahead_titles[3].startswith("masked: 1 hidden")
+            assert len(ahead) == 7 * 6  # no causal mask: every query sees every key but the hidden one
+        page.wait_for_function("() => ['scale=0', 'temp=1.25', 'hide=', 'mask=none'].every((part) => location.search.includes(part))", timeout=30_000)
         page.wait_for_function(f"() => !{view}.predicted && {view}.shown === {view}.wanted.version", timeout=30_000)
         settle(page)
         assert titles() == ahead_titles  # the server's figure: the titles the browser wrote
         assert formulas_opacity() == 1 and "(unscaled)" in page.locator(".st-key-av_formulas").inner_text()  # and now say so
         badge = page.locator(".st-key-page_notices").inner_text()
-        assert opacity(".st-key-page_notices") == 1 and "what-if: hidden: 'cat' in sentence 1; scaling off; temperature 1.25" in badge
+        assert opacity(".st-key-page_notices") == 1
+        assert "what-if: mask none (model: causal+padding); hidden: 'cat' in sentence 1; scaling off; temperature 1.25" in badge
         assert page.locator(".st-key-page_notices").bounding_box()["y"] == badge_top  # the page did not move
         assert panel("x4") == pytest.approx(ahead, rel=1e-3, abs=1e-6)  # its values, sent to 4 significant digits
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
@@ -279,7 +285,8 @@ def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server,
         chart = page.locator(".av-chart").first
         buttons = chart.locator(".av-chart-exports button")
         assert buttons.all_inner_texts() == ["PNG", "SVG", "HTML", "CSV"]
-        assert page.locator("[data-testid=stDownloadButton]").filter(has_text="PNG").count() == 1  # only the head view's own
+        assert page.locator("[data-testid=stDownloadButton]").filter(has_text="PNG").count() == 0  # the head view's are its own too
+        assert page.locator(".hv .av-chart-exports button").all_inner_texts() == ["PNG", "SVG", "HTML", "CSV"]
         page.locator(STAGES).first.evaluate("gd => { gd.__before = true; }")
         page.evaluate("() => { window.__avChartTimes = []; }")
 

@@ -366,7 +366,7 @@ def test_the_heads_page_opens_a_head_and_ranks_every_head():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
     at.switch_page("pages/9_Heads.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    at.sidebar.slider(key="w_layer").set_value(1).run()
+    at.sidebar.select_slider(key="w_layer").set_value(1).run()
     at.sidebar.button_group(key="w_heads").set_value([2]).run()
     assert chart_titled(at, ["Layer 1, head 2", "actually sent"])
     at.multiselect(key="w_ablate_heads").set_value([(1, 2), (0, 0)]).run()

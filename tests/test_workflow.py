@@ -121,11 +121,11 @@ def test_a_lesson_asks_before_replacing_typed_sentences_stays_on_its_page_and_un
     at.switch_page("pages/3_Attention.py").run()  # AppTest stays on the page the lesson opened
     markdown = " ".join(m.value for m in at.main.markdown)
     assert "Lesson: What the causal mask does" in markdown and "Ask the class:" in markdown and "first row always a single 1" in markdown
-    assert [w.key for w in at.main.selectbox][:1] == ["w_mask"]  # the control the question talks about, beside it
-    assert "w_mask" not in {w.key for w in at.sidebar.selectbox}
+    assert [w.key for w in at.main.button_group][:1] == ["w_mask"]  # the control the question talks about, beside it
+    assert "w_mask" not in {w.key for w in at.sidebar.button_group}
     pattern = heatmaps(chart_titled(at, ["toy · layer 0 · head 0 · mask causal+padding"]))["softmax"]
     assert pattern.shape == (7, 7) and np.isnan(pattern[np.triu(np.ones((7, 7), dtype=bool), k=1)]).all()
-    at.main.selectbox(key="w_mask").set_value("none").run()
+    at.main.button_group(key="w_mask").set_value("none").run()
     assert not np.isnan(heatmaps(chart_titled(at, ["head 0 · mask none"]))["softmax"]).any()
     at.button(key="lesson_undo").click().run()
     assert at.sidebar.text_area(key="w_text").value == "My own sentence about the bank."

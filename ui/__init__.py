@@ -24,7 +24,7 @@ from ui.figures import download_all, show_figure, start_view
 from ui.lesson_view import active_lesson, lesson_box
 from ui.heads import open_clicked_head
 from ui.layout import open_head_box, show, show_notices, show_table
-from ui.style import stylesheet
+from ui.style import SIDE_BY_SIDE, stylesheet
 from ui.text import md
 from ui.view import (
     FRESH,
@@ -117,6 +117,7 @@ __all__ = [
     "ATTENTION",
     "FIGURES",
     "SENTENCE",
+    "SIDE_BY_SIDE",
     "PageContext",
     "apply_settings",
     "download_all",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import streamlit as st
 import streamlit.components.v1 as components
 
+SIDE_BY_SIDE = "av_side_by_side"  # the key of a horizontal container whose two elements share its width in halves
+
 CSS = """
 <style>
 section[data-testid="stSidebar"] { min-width: 22rem; }
@@ -14,6 +16,14 @@ section[data-testid="stSidebar"] { min-width: 22rem; }
 .st-key-av_formulas [data-testid="stMarkdownContainer"] p {
   display: flex; flex-wrap: wrap; align-items: center; column-gap: 2.5rem; row-gap: 0.5rem; font-size: 1rem !important;
 }
+/* two figures side by side (a horizontal container, one element where columns took three): halves */
+.st-key-av_side_by_side > * { flex: 1 1 0 !important; min-width: 0; }
+/* lines where a divider was (one element less a rerun): above the sidebar's controls after the model box
+   (ui.view.VIEW_CONTROLS), above the figures' theme, above a page's zip button */
+.st-key-av_view_controls, .st-key-w_theme, [class*="st-key-zip_"] { border-top: 1px solid rgba(128, 128, 128, 0.3); }
+.st-key-av_view_controls { padding-top: 1.5rem; }
+.st-key-w_theme, [class*="st-key-zip_"] { padding-top: 1.5rem; margin-top: 0.5rem; width: 100% !important; }
+[class*="st-key-zip_"] [data-testid="stDownloadButton"], [class*="st-key-zip_"] button { width: fit-content !important; }
 @page { size: A4 landscape; margin: 10mm; }
 @media print {
   section[data-testid="stSidebar"], header[data-testid="stHeader"], [data-testid="stToolbar"],

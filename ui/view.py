@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import streamlit as st
 
@@ -39,11 +39,16 @@ log = logging.getLogger("attention_viz")
 CUSTOM = "custom"
 MASK_LABELS = {
     "model": "the model's own",
-    "none": "none (every key visible)",
-    "causal": "causal (no looking ahead)",
-    "padding": "padding (hide [PAD] keys)",
+    "none": "none",
+    "causal": "causal",
+    "padding": "padding",
     "causal+padding": "causal + padding",
 }
+MASK_HELP = (
+    "Which keys each query may see. **none**: every key. **causal**: no looking ahead, only the keys up to the query's "
+    "own position. **padding**: not the [PAD] keys that fill a shorter sentence of a batch. **the model's own**: the "
+    "mask it was trained with (causal for GPT-style models, padding for BERT-style ones)."
+)
 
 
 def torch_threads(environ=os.environ) -> int:
@@ -101,6 +106,10 @@ def get_trace(settings: Settings, model: TracedModel) -> Trace:
     return cached_run(settings.model, _tokenizer_key(settings), texts, display)
 
 
+FIELDS = tuple(field.name for field in fields(Settings))  # each has its widget key, `key(name)`
+_MISSING = object()
+
+
 def _initial_settings() -> Settings:
     if "pending_settings" in st.session_state:  # a lesson or a training replaced the whole view
         settings = st.session_state.pop("pending_settings")
@@ -111,7 +120,8 @@ def _initial_settings() -> Settings:
         st.session_state["settings"] = settings
         st.session_state["link_notices"] = notices
     settings = st.session_state["settings"]
-    updates = {name: st.session_state[f"w_{name}"] for name in asdict(settings) if f"w_{name}" in st.session_state}
+    state = st.session_state
+    updates = {name: value for name in FIELDS if (value := state.get(key(name), _MISSING)) is not _MISSING}  # one read a field
     choice = st.session_state.get("w_model_choice")
     if choice == CUSTOM:  # the model shown stays until a typed id passes its check ("Load")
         if "custom_model" in st.session_state:
@@ -146,7 +156,8 @@ def key(name: str) -> str:
 def _put(settings: Settings, only_changed: bool = False) -> None:
     """Write the settings into the widgets' state before the widgets are drawn (`only_changed`: only the
     values that differ, in a fragment's rerun, where the widgets outside it keep theirs)."""
-    for name, value in asdict(settings).items():
+    for name in FIELDS:
+        value = getattr(settings, name)
         value = list(value) if isinstance(value, tuple) else value
         if only_changed and st.session_state.get(key(name)) == value:
             continue
@@ -257,7 +268,8 @@ def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] =
     if model.name == "toy-random":
         side.selectbox("Toy tokenizer", list(TOY_TOKENIZERS), key="w_tokenizer", format_func=TOY_TOKENIZERS.get)
     _stop_on(problem, settings)
-    return Sidebar(PageContext(settings, model, trace), controls, elsewhere, notices, side.container())
+    # its line on top (ui/style.py) stands for the divider the controls in it began with, sent every rerun
+    return Sidebar(PageContext(settings, model, trace), controls, elsewhere, notices, side.container(key=VIEW_CONTROLS))
 
 
 def _stop_on(problem: InputError | None, settings: Settings) -> None:
@@ -316,20 +328,23 @@ def draw_controls(drawn: Sidebar) -> None:
     """The controls after the model box, into the sidebar's place for them (`Sidebar.rest`)."""
     settings, model, trace = drawn.context.settings, drawn.context.model, drawn.context.trace
     side, controls = drawn.rest, drawn.controls
-    if "sentence" in controls and len(trace.texts) > 1:
-        side.divider()
+    # the container has a line on top, the theme a line above it (ui/style.py): a divider is an element a rerun
+    several = "sentence" in controls and len(trace.texts) > 1
+    if several:
         side.selectbox("Sentence shown", list(range(len(trace.texts))), key=key("sentence"), format_func=lambda i: f"{i + 1}: {trace.texts[i]}")
     if "attention" in controls:
+        if several:
+            side.divider()
         _attention_controls(side, settings, model, trace, drawn.elsewhere)
     side.toggle("Presentation mode", key=key("presenting"), help="Large fonts, no sidebar, one figure per screen; arrow keys move between figures.")
     if "figures" in controls:
-        side.divider()
         # a segmented control, not a radio: Streamlit's radio reads the whole session state on every rerun
         side.segmented_control("Figure theme", ["screen", "print"], key=key("theme"), required=True)
         side.select_slider("PNG resolution", options=[1, 2, 3, 4], value=2, key="png_scale", format_func=lambda s: f"{s}× ({96 * s} dpi)")
 
 
 NOTICES = "page_notices"
+VIEW_CONTROLS = "av_view_controls"  # the sidebar's container of the controls after the model box (a line on top: ui/style.py)
 
 
 def draw_notices(drawn: Sidebar, box) -> None:
@@ -411,14 +426,16 @@ def draw_control(name: str, where, settings: Settings, model: TracedModel, trace
     """One attention control (a field of ATTENTION_CONTROLS) in `where` (the sidebar or a lesson's box)."""
     if name == "layer":
         if model.n_layers > 1:
-            where.slider("Layer", 0, model.n_layers - 1, key=key("layer"))
+            # a select slider, not a slider: Streamlit's slider without a value reads the whole session state
+            where.select_slider("Layer", options=range(model.n_layers), key=key("layer"))
         else:
             where.caption("Layer 0 (this model has one layer)")
     elif name == "heads":
         # one click a head (a multiselect took two, and its frontend sent the change 30 ms after the click, not 15)
         where.pills("Heads", list(range(model.n_heads)), selection_mode="multi", key=key("heads"), help="Click a head to show it or hide it")
     elif name == "mask":
-        where.selectbox("Mask", list(MASKS), key=key("mask"), format_func=MASK_LABELS.get)
+        # pills, not a selectbox: Streamlit's selectbox reads the whole session state on every rerun (0.85 ms here)
+        where.pills("Mask", list(MASKS), key=key("mask"), format_func=MASK_LABELS.get, required=True, help=MASK_HELP)
     elif name == "hidden":
         where.multiselect(
             "Hide key tokens",
@@ -456,7 +473,6 @@ def draw_control(name: str, where, settings: Settings, model: TracedModel, trace
 def _attention_controls(side, settings: Settings, model: TracedModel, trace: Trace, elsewhere: tuple[str, ...] = ()) -> None:
     """Layer, heads, mask, hidden tokens, scaling and temperature: only on pages that draw attention
     (a control in `elsewhere` is drawn by a lesson's box instead)."""
-    side.divider()
     for name in ATTENTION_CONTROLS:
         if name not in elsewhere:
             draw_control(name, side, settings, model, trace)

@@ -275,10 +275,10 @@ function liveSetting(live) {
     return box && box.querySelector(selector);
   };
   const scaling = within(controls.scaling, "input[type=checkbox]");
-  const mask = within(controls.mask, "input[role=combobox]");
+  const mask = within(controls.mask, "button[role=radio][aria-checked=true]"); // the mask's pills: the one chosen
   const temperature = within(controls.temperature, "input[type=range]");
   if (!scaling || !mask || !temperature) return null;
-  const choice = Object.keys(controls.mask_labels).find((name) => controls.mask_labels[name] === mask.value);
+  const choice = Object.keys(controls.mask_labels).find((name) => controls.mask_labels[name] === mask.textContent.trim());
   const value = controls.temperatures[Number(temperature.value)];
   if (choice === undefined || !live.masks[choice] || !(value > 0)) return null;
   let hidden = live.now.hidden;
