@@ -52,17 +52,19 @@ def made_before(fig: go.Figure, what: str):
     return None if entry is None else entry[1]
 
 
-def sent_to_browser(fig: go.Figure, config: dict, *, clickable: bool, variant, export: dict | None = None, live: dict | None = None) -> bytes:
+def sent_to_browser(fig: go.Figure, config, *, clickable: bool, variant, export=None, live: dict | None = None) -> bytes:
     """What the chart component is sent for `fig` (its plotly JSON, how to draw it, how to export it,
     maybe how to redraw it: `live`), made once per figure object and `variant`. The JSON text itself is
     not kept: the bytes hold it, and another variant (another view's file names: the heads or any setting
     changed, the figure did not) takes it from them rather than serialising the figure again (a head shown
-    at 16 tokens: 21 → 7 ms; at 512 tokens each figure's JSON is megabytes)."""
+    at 16 tokens: 21 → 7 ms; at 512 tokens each figure's JSON is megabytes). `config` (plotly's) and
+    `export` (`export_of`) may be functions that make them, called only when the bytes are made."""
 
     def make() -> bytes:
         previous = made_before(fig, "chart")
         spec = previous.partition(b"\n")[2] if previous is not None else browser_json(fig)
-        return chart_data(fig, spec, config, clickable=clickable, export=export, live=live)
+        made = {name: value() if callable(value) else value for name, value in (("config", config), ("export", export))}
+        return chart_data(fig, spec, made["config"], clickable=clickable, export=made["export"], live=live)
 
     return made_once(fig, "chart", make, variant=variant)
 
@@ -239,6 +241,12 @@ def _described(settings, address: str, png_scale: float) -> dict:
     return describe(settings.model, settings.sentences, every, f"{address}?{urlencode(to_query(settings))}")
 
 
+@functools.lru_cache(maxsize=1024)
+def _stem(figure_id: str, settings, address: str, png_scale: float) -> str:
+    # a figure's file name in a view, once: the settings' hash took 0.1 ms a figure, seven a run
+    return stamped_stem(figure_id, _described(settings, address, png_scale))
+
+
 LAYER_HEAD = re.compile(r"-[LH]\d+(?=-|$)")
 
 
@@ -278,10 +286,10 @@ def show_figure(
         live = None
     fig = themed(fig)
     st.session_state.setdefault(REGISTRY, {})[figure_id] = fig
-    name = stamped_stem(figure_id, about_view())
     scale, clickable = _png_scale(), on_click is not None
-    config = plotly_config(name, scale=scale)
-    export = export_of(fig, name, scale) if exports else None
+    name = _stem(figure_id, settings, _address(), scale) if settings is not None else stamped_stem(figure_id, None)
+    config = lambda: plotly_config(name, scale=scale)  # noqa: E731
+    export = (lambda: export_of(fig, name, scale)) if exports else None
     # drawn by ui/chart.py, updated in place; what it is sent is made once per figure and view
     data = sent_to_browser(fig, config, clickable=clickable, variant=(name, scale, clickable, exports, live is not None), export=export, live=live)
     on_export = (lambda form: server_file(fig, name, form)) if exports else None
@@ -301,8 +309,7 @@ def download_all(page: str) -> None:
     described = st.session_state.setdefault(ABOUT, {})
     described["about"] = about = about_view()
     scale = _png_scale()
-    st.divider()
-    st.download_button(
+    st.download_button(  # a line above it (ui/style.py), not a divider: one element less a rerun
         f"Download all {len(figures)} figures of this view (zip)",
         lambda: figures_zip(dict(figures), scale=scale, about=described.get("about", about)),
         archive_name(page, about),
