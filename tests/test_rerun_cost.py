@@ -110,6 +110,13 @@ def test_pinning_a_token_or_choosing_a_cell_builds_no_figure_again(monkeypatch):
     assert [(m["x"], m["y"]) for m in marks] == [([1], [3])]  # the chosen cell is outlined on the softmax panel
     assert [t for t in stages_before["data"] if t.get("name") != "worked example"] == [t for t in stages_after["data"] if t.get("name") != "worked example"]
     assert (at.session_state["w_example_query"], at.session_state["w_example_key"]) == (3, 1)  # the worked example follows
+    assert at.select_slider(key="w_example_key").value == 1
+
+    at.select_slider(key="w_example_key").set_value(2).run()  # the key's slider, dragged or stepped with the arrow keys
+    assert not at.exception and list(at.session_state["w_cell"]) == [3, 2]
+    marks = [t for t in chart_titled(at, ["head 0 ·"])["data"] if t.get("name") == "worked example"]
+    assert [(m["x"], m["y"]) for m in marks] == [([2], [3])]  # the cell outlined follows the slider
+    at.select_slider(key="w_example_key").set_value(1).run()
 
     built.clear()
     at.sidebar.toggle(key="w_scaling").set_value(False).run()

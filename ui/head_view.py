@@ -360,10 +360,12 @@ def worked_example_picker(content) -> tuple[int, int]:
     def changed():
         _set_cell(content, st.session_state["w_example_query"], st.session_state["w_example_key"])
 
-    row = st.container(horizontal=True)  # one element, not three (columns)
+    row = st.container(horizontal=True, gap="large")  # one element, not three (columns)
+    # select sliders, not selectboxes (Streamlit's selectbox reads the whole session state each rerun, 0.85 ms):
+    # a drag sweeps the example along the sentence, the arrow keys step it
     options = dict(options=range(n), format_func=lambda i: f"{i}: {labels[i]}", on_change=changed)
-    query = row.selectbox("Query token", key="w_example_query", **options)
-    key_position = row.selectbox("Key token", key="w_example_key", **options)
+    query = row.select_slider("Query token", key="w_example_query", **options)
+    key_position = row.select_slider("Key token", key="w_example_key", **options)
     return query, key_position
 
 
