@@ -43,7 +43,7 @@ def body(context):
                 query, key_token = worked_example_picker(content)
                 show_table(content, "worked-example")
                 st.caption(f"Head {head}, layer {s.layer}: “{md(labels[query])}” gives weight {content.values['weight']:.4f} to “{md(labels[key_token])}”.")
-            show_notices(content, "worked-example", last=True)
+            show_notices(content, "worked-example", holds_place=False)
 
         clicks_rerun_only(clicked_part, s, trace, context.model)
         st.markdown(  # the heading and its text in one element

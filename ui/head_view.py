@@ -281,11 +281,11 @@ def show_stages_of_heads(content, layer: int) -> None:
                 continue
             if show_clickable_stages(content, f"stages-L{layer}-H{head}"):
                 st.caption("Click a cell of the softmax panel for its worked example below.")
-            show_notices(content, f"long-input-H{head}")
+            show_notices(content, f"long-input-H{head}", holds_place=False)  # the sentence's length alone
             for extra in ("focus", "renormalised"):
                 if f"{extra}-L{layer}-H{head}" in content.figures:
                     show(content, f"{extra}-L{layer}-H{head}", per_head=True)
-            show_notices(content, f"fully-masked-H{head}", last=True)
+            show_notices(content, f"fully-masked-H{head}", holds_place=False)  # last in the box
 
 
 def show_stages_placeholder(content, figure_id: str) -> None:
