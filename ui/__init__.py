@@ -28,7 +28,6 @@ from ui.style import SIDE_BY_SIDE, stylesheet
 from ui.text import md
 from ui.view import (
     FRESH,
-    NOTICES,
     PageContext,
     Sidebar,
     apply_settings,
@@ -38,6 +37,7 @@ from ui.view import (
     draw_rest,
     guarded,
     key,
+    notices_box,
     presentation_bar,
     rest_of_the_view,
     sidebar,
@@ -100,7 +100,7 @@ def _view_part(drawn: Sidebar, body: Callable[[PageContext], None], title: str) 
     the sidebar, which Streamlit's frontend would otherwise handle first (about 1 ms each)."""
     drawn = rest_of_the_view(drawn)
     start_view()  # this run draws every figure of the page: the zip holds these
-    notices = st.container(key=NOTICES)
+    notices = notices_box()
     context = commit_view(drawn)
     try:
         body(context)

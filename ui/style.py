@@ -24,6 +24,9 @@ section[data-testid="stSidebar"] { min-width: 22rem; }
 .st-key-av_view_controls { padding-top: 1.5rem; }
 .st-key-w_theme, [class*="st-key-zip_"] { padding-top: 1.5rem; margin-top: 0.5rem; width: 100% !important; }
 [class*="st-key-zip_"] [data-testid="stDownloadButton"], [class*="st-key-zip_"] button { width: fit-content !important; }
+/* the page's notices (ui.view.notices_box, a row): each notice on a line of its own, the what-if badge after them */
+.st-key-page_notices { flex-wrap: wrap; }
+.st-key-page_notices > :has([data-testid="stAlert"]), .st-key-page_notices > :has([data-testid="stCaptionContainer"]) { flex: 1 0 100%; }
 @page { size: A4 landscape; margin: 10mm; }
 @media print {
   section[data-testid="stSidebar"], header[data-testid="stHeader"], [data-testid="stToolbar"],

@@ -313,7 +313,7 @@ def draw_rest(drawn: Sidebar) -> PageContext:
     around the body itself)."""
     draw_controls(drawn)
     context = commit_view(drawn)
-    draw_notices(drawn, st.container(key=NOTICES))
+    draw_notices(drawn, notices_box())
     return context
 
 
@@ -347,6 +347,12 @@ NOTICES = "page_notices"
 VIEW_CONTROLS = "av_view_controls"  # the sidebar's container of the controls after the model box (a line on top: ui/style.py)
 
 
+def notices_box():
+    """The page's container of notices and the what-if badge (`draw_notices`): a row that wraps, the notices
+    on lines of their own (ui/style.py), the badge and its button on the last (one element, not two)."""
+    return st.container(key=NOTICES, horizontal=True, horizontal_alignment="distribute", vertical_alignment="center")
+
+
 def draw_notices(drawn: Sidebar, box) -> None:
     """The view's notices and the what-if badge into `box`: one container, always there, whatever it holds,
     so the elements below keep their places in the page, and a toggle that brings a notice or the badge
@@ -355,7 +361,7 @@ def draw_notices(drawn: Sidebar, box) -> None:
         for notice in dict.fromkeys(drawn.notices):
             st.info(md(notice), icon="ℹ️")
         if drawn.context.trace.what_ifs or "attention" in drawn.controls:
-            what_if_badge(drawn.context.trace)
+            what_if_badge(drawn.context.trace, box)
 
 
 def back_to_the_models_own() -> None:
@@ -368,12 +374,11 @@ def back_to_the_models_own() -> None:
     st.session_state[key("ablate")] = []
 
 
-def what_if_badge(trace: Trace) -> None:
+def what_if_badge(trace: Trace, row) -> None:
     """When the run differs from the model's own, say how, on every page, with one click back. On a page
     with the attention controls, also when it does not (the button then off): the row is always there, so
     a toggle that starts or ends a what-if does not move the page under the user's eyes."""
-    # one element, not three (columns); the button's label whole in presentation mode too
-    row = st.container(horizontal=True, horizontal_alignment="distribute", vertical_alignment="center")
+    # in `row`, a horizontal container (`notices_box`), not in three columns; the button's label whole in presentation mode too
     if trace.what_ifs:
         row.badge(md("what-if: " + "; ".join(trace.what_ifs)), icon=":material/science:", color="orange")
     else:
