@@ -33,6 +33,7 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from bench.coldstart import BROWSER_ARGS, CHROMIUM, ROOT, _stop
+from deploy.preload import EXPORT_DELAY_S
 from deploy.serve import free_port, healthy, streamlit_command
 
 QUIET_S = 1.5  # no chart change for this long (and no running script) = settled
@@ -118,6 +119,34 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def busy_share(seconds: float = 1.0) -> float:
+    """The share of the machine's CPU time that was not idle over the next `seconds` (/proc/stat)."""
+
+    def times() -> list[int]:
+        return [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+
+    before = times()
+    time.sleep(seconds)
+    spent = [b - a for a, b in zip(before, times())]
+    idle = spent[3] + spent[4]  # idle and iowait
+    return 1.0 - idle / max(1, sum(spent))
+
+
+QUIET_SHARE, QUIET_WAIT_S = 0.25, 30.0
+
+
+def wait_until_quiet(log=None) -> float:
+    """Wait (at most QUIET_WAIT_S) until the machine is quiet (what a page load left running, kaleido's
+    Chromium starting): before the toggles are measured. Returns the seconds waited."""
+    start = time.monotonic()
+    while busy_share() > QUIET_SHARE and time.monotonic() - start < QUIET_WAIT_S:
+        pass
+    waited = time.monotonic() - start
+    if log is not None and waited > 1.5:
+        log(f"  waited {waited:.1f} s for a quiet machine")
+    return waited
 
 
 def load_average() -> list[float]:
@@ -376,6 +405,7 @@ def measure_toggles(page, server: Server, url: str, repeats: int, log, names: tu
     page.goto(url)
     page.wait_for_selector(CHART, timeout=180_000)
     _wait_settled(page, 0, timeout_s=180, expect_change=False)
+    wait_until_quiet(log)
     out = {}
     for name, (do, undo) in _toggle_actions(page).items():
         if name not in names:
@@ -614,6 +644,12 @@ def run_browser(options: BrowserOptions) -> dict:
         server = Server()
         try:
             with monitored_page(accept_downloads=True) as page, tempfile.TemporaryDirectory() as folder:
+                # a first page, then the start of kaleido's Chromium for PNG exports (deploy.preload, EXPORT_DELAY_S
+                # after it): not inside the first toggles measured, where it was seconds of CPU
+                page.goto(attention_url(server.url, "toy", texts_of_tokens("toy", (16,))[16]))
+                page.wait_for_selector(CHART, timeout=180_000)
+                time.sleep(EXPORT_DELAY_S + 1)
+                wait_until_quiet(say)
                 if "toggles" in options.parts:
                     results["toggles"] = {}
                     for model in models:

@@ -55,3 +55,19 @@ def test_quick_benchmark_on_the_toy_model_reports_every_part(tmp_path):
 
     options, json_path = parse(["--quick", "--sizes", "16,64", "--models", "toy", "--json", str(path)])
     assert options.sizes == (16, 64) and options.quick and "coldstart" not in options.parts and json_path == str(path)
+
+
+def test_the_browser_bench_sees_a_busy_core_before_it_measures():
+    """bench.browser waits for a quiet machine before the toggles (kaleido's Chromium starts after a first
+    page): its measure of the machine's busy share sees one core spinning."""
+    import subprocess
+    import sys
+
+    from bench.browser import busy_share
+
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        assert busy_share(1.0) > 0.3  # one of two cores, at least
+    finally:
+        spin.kill()
+        spin.wait()

@@ -415,3 +415,47 @@ def test_a_views_description_is_made_once_per_view_not_once_per_figure():
     assert other is not first and other["settings"]["layer"] == 1 and first["settings"]["layer"] == 0
     assert other["link"] == "http://localhost:8501/Attention?text=The+cat+sat.&layer=1" and "text" not in other["settings"]
     assert _described(settings, "http://localhost:8501/Attention", 3.0)["settings"]["png_scale"] == 3.0
+
+
+def test_a_charts_version_is_read_from_the_start_of_its_data_not_from_its_whole_first_line(monkeypatch):
+    """draw_chart needs only the version (ui.chart.chart_version); the first line may hold a stages chart's
+    `live`, megabytes at 512 tokens, which it parsed for every chart of every rerun."""
+    from ui.chart import chart_about, chart_data, chart_version, placeholder_data, with_file
+
+    fig = go.Figure(go.Heatmap(z=[[0.25, 0.75], [1.0, 0.0]]))
+    live = {"raw": "A" * 2_000_000, "title": "a “quoted” title"}
+    for data in (
+        chart_data(fig, fig.to_json(), {"displaylogo": False}, clickable=True, export=None, live=live),
+        chart_data(fig, fig.to_json(), {"displaylogo": True}, clickable=False, export=None),
+        placeholder_data(live),
+    ):
+        carrying = with_file(data, {"name": "a.csv", "mime": "text/csv", "nonce": "n", "bytes": b"x,y\n"})
+        assert chart_version(data) == chart_version(carrying) == chart_about(data)["version"]
+    assert chart_version(placeholder_data(live)) is None
+    assert len({chart_version(chart_data(fig, fig.to_json(), {"displaylogo": flag}, clickable=False, export=None)) for flag in (True, False)}) == 2
+
+    parsed = []
+    monkeypatch.setattr("ui.chart._DECODER.raw_decode", lambda text, *a: parsed.append(len(text)) or json.JSONDecoder().raw_decode(text, *a))
+    chart_version(chart_data(fig, fig.to_json(), {}, clickable=False, export=None, live=live))
+    assert parsed and max(parsed) <= 64  # not the two megabytes of `live`
+
+
+def test_a_table_is_converted_for_the_browser_once_and_keeps_its_values_and_index():
+    """ui.layout.show_table gives st.dataframe a pyarrow table made once per DataFrame (Streamlit converted
+    the DataFrame again every rerun); what the browser gets is the same table, index included."""
+    import gc
+
+    from ui.layout import _ARROW, _arrow_of
+
+    steps = pd.DataFrame({"step": ["q · k", "÷ 5.657", "mask"], "value": [-0.4466, -0.0789, float("nan")]})
+    similar = pd.DataFrame({"bank (s1)": [1.0, 0.25]}, index=pd.Index(["bank (s1)", "bank (s2)"], name="token"))
+    for frame in (steps, similar):
+        table = _arrow_of(frame)
+        assert _arrow_of(frame) is table  # made once
+        pd.testing.assert_frame_equal(table.to_pandas(), frame)
+    mixed = pd.DataFrame({"value": [1, "one"]})  # pyarrow cannot type this column: Streamlit's own fix then
+    assert _arrow_of(mixed) is mixed
+    before = len(_ARROW)
+    del steps, table
+    gc.collect()
+    assert len(_ARROW) == before - 1  # a table is dropped with its DataFrame
