@@ -38,12 +38,13 @@ def _arrow_of(frame):
     entry = _ARROW.get(id(frame))
     if entry is not None and entry[0]() is frame:
         return entry[1]
+    key = id(frame)
     try:
         table = pa.Table.from_pandas(frame)
-        reference = weakref.ref(frame, lambda _, key=id(frame): _ARROW.pop(key, None))
+        reference = weakref.ref(frame, lambda _: _ARROW.pop(key, None))
     except (TypeError, ValueError, pa.ArrowException):  # not a DataFrame, or columns of mixed types
         return frame
-    _ARROW[id(frame)] = (reference, table)
+    _ARROW[key] = (reference, table)
     return table
 
 
