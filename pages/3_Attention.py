@@ -1,7 +1,8 @@
 import streamlit as st
 
 from ui import ATTENTION, FIGURES, SENTENCE, SIDE_BY_SIDE, attention_content, guarded, key, md, open_head_box, page, show, show_notices, show_table
-from ui.head_view import attention_head_view, clicks_rerun_only, show_clickable_overview, show_stages_of_heads, worked_example_picker, formula_row
+from ui.head_view import attention_head_view, clicks_rerun_only, formula_row, show_clickable_overview, show_stages_of_heads
+from ui.head_view import worked_example_intro, worked_example_picker
 from viz.content.common import FULL_RESOLUTION
 
 COLOURS = {"fixed": "0 to 1", "own": "0 to its largest"}
@@ -38,11 +39,10 @@ def body(context):
         def clicked_part(content):  # a click on a token, a cell or "Word level" reruns only this part
             show_stages_of_heads(content, s.layer)
             attention_head_view(content)
-            st.subheader("A worked example")
+            worked_example_intro(content, head, s.layer)
             if n:
-                query, key_token = worked_example_picker(content)
+                worked_example_picker(content)
                 show_table(content, "worked-example")
-                st.caption(f"Head {head}, layer {s.layer}: “{md(labels[query])}” gives weight {content.values['weight']:.4f} to “{md(labels[key_token])}”.")
             show_notices(content, "worked-example", holds_place=False)
 
         clicks_rerun_only(clicked_part, s, trace, context.model)

@@ -172,10 +172,10 @@ def open_attention(page, server, **query):
 
 
 def expect_worked_example(page, text: str) -> None:
-    """Wait until the worked example's caption says `text` (the URL changes before the page is drawn)."""
+    """Wait until the worked example's text says `text` (the URL changes before the page is drawn)."""
     from playwright.sync_api import expect
 
-    expect(page.locator("[data-testid=stCaptionContainer]").filter(has_text="gives weight")).to_contain_text(text, timeout=30_000)
+    expect(page.locator("[data-testid=stMarkdownContainer]").filter(has_text="gives weight")).to_contain_text(text, timeout=30_000)
 
 
 def click_plot(page, chart, x: float, y: float, axes=("xaxis", "yaxis")):

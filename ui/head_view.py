@@ -23,6 +23,7 @@ import streamlit as st
 
 from ui.chart import FILE_TTL_S
 from ui.shared_cache import shared
+from ui.text import md
 from viz.content.common import FULL_RESOLUTION
 from viz.export import figure_to_png, figure_to_svg, safe_filename, static_export_available
 from viz.head_view import HeadView, component_data, head_view_figure, head_view_html, pinned_row_csv
@@ -279,8 +280,7 @@ def show_stages_of_heads(content, layer: int) -> None:
             if not shown:
                 show_stages_placeholder(content, f"stages-L{layer}-H{head}")
                 continue
-            if show_clickable_stages(content, f"stages-L{layer}-H{head}"):
-                st.caption("Click a cell of the softmax panel for its worked example below.")
+            show_clickable_stages(content, f"stages-L{layer}-H{head}")  # how to use its cells: `worked_example_intro`
             show_notices(content, f"long-input-H{head}", holds_place=False)  # the sentence's length alone
             for extra in ("focus", "renormalised"):
                 if f"{extra}-L{layer}-H{head}" in content.figures:
@@ -349,6 +349,19 @@ def opened_head_anchor() -> None:
     clicks = st.session_state.get(OPENED, 0)
     if clicks:
         scroll_here(clicks, key="opened_head_anchor")
+
+
+def worked_example_intro(content, head: int, layer: int) -> None:
+    """The worked example's heading, the pair's weight and how to choose another pair: one element (a heading
+    and two captions took three, one of them under the stages)."""
+    labels, n = content.values["labels"], content.values["n_tokens"]
+    text = "### A worked example"
+    if n:
+        query, key_position = content.values["query"], content.values["key"]
+        text += f"\n\nHead {head}, layer {layer}: “{md(labels[query])}” gives weight {content.values['weight']:.4f} to “{md(labels[key_position])}”."
+        if n <= FULL_RESOLUTION:  # the softmax panels' cells can be clicked (`show_clickable_stages`)
+            text += " Click a cell of a softmax panel above, or a key of the token pinned in the head view, for another pair."
+    st.markdown(text)
 
 
 def worked_example_picker(content) -> tuple[int, int]:
