@@ -32,7 +32,7 @@ section[data-testid="stSidebar"] { min-width: 22rem; }
   section[data-testid="stSidebar"], header[data-testid="stHeader"], [data-testid="stToolbar"],
   [data-testid="stSidebarCollapsedControl"], [data-testid="stDownloadButton"], [data-testid="stButton"],
   [data-testid="stElementToolbar"], .modebar-container, [data-testid="stPageLink"], [data-testid="stDecoration"],
-  [data-testid="stBaseButton-secondary"], [data-testid="stBaseButton-primary"], iframe, .av-chart-exports
+  [data-testid="stBaseButton-secondary"], [data-testid="stBaseButton-primary"], iframe, .av-chart-exports, [class*="st-key-zip_"]
   { display: none !important; }
   [data-testid="stMain"], [data-testid="stAppViewContainer"] { margin-left: 0 !important; width: 100% !important; }
   [data-testid="stMainBlockContainer"] { max-width: 100% !important; padding: 0.5rem 1rem !important; }
@@ -43,7 +43,8 @@ section[data-testid="stSidebar"] { min-width: 22rem; }
 
 PRESENTING = """
 <style>
-section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stDownloadButton"], .av-chart-exports { display: none !important; }
+section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stDownloadButton"], .av-chart-exports,
+[class*="st-key-zip_"] { display: none !important; }
 html, [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.45rem !important; }
 h1 { font-size: 3.2rem !important; }
 .av-chart { min-height: 88vh !important; scroll-margin-top: 70px; }

@@ -47,7 +47,7 @@ MASK_LABELS = {
 MASK_HELP = (
     "Which keys each query may see. **none**: every key. **causal**: no looking ahead, only the keys up to the query's "
     "own position. **padding**: not the [PAD] keys that fill a shorter sentence of a batch. **the model's own**: the "
-    "mask it was trained with (causal for GPT-style models, padding for BERT-style ones)."
+    "mask it was trained with (causal + padding for GPT-style models, the toy model among them; padding for BERT-style ones)."
 )
 
 
