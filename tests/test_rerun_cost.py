@@ -445,7 +445,9 @@ def test_a_table_is_converted_for_the_browser_once_and_keeps_its_values_and_inde
     the DataFrame again every rerun); what the browser gets is the same table, index included."""
     import gc
 
-    from ui.layout import _ARROW, _arrow_of
+    import weakref
+
+    from ui.layout import _arrow_of
 
     steps = pd.DataFrame({"step": ["q · k", "÷ 5.657", "mask"], "value": [-0.4466, -0.0789, float("nan")]})
     similar = pd.DataFrame({"bank (s1)": [1.0, 0.25]}, index=pd.Index(["bank (s1)", "bank (s2)"], name="token"))
@@ -455,7 +457,7 @@ def test_a_table_is_converted_for_the_browser_once_and_keeps_its_values_and_inde
         pd.testing.assert_frame_equal(table.to_pandas(), frame)
     mixed = pd.DataFrame({"value": [1, "one"]})  # pyarrow cannot type this column: Streamlit's own fix then
     assert _arrow_of(mixed) is mixed
-    before = len(_ARROW)
+    made = weakref.ref(_arrow_of(steps))
     del steps, table
     gc.collect()
-    assert len(_ARROW) == before - 1  # a table is dropped with its DataFrame
+    assert made() is None  # a table is dropped with its DataFrame

@@ -63,8 +63,8 @@ def sent_to_browser(fig: go.Figure, config, *, clickable: bool, variant, export=
     def make() -> bytes:
         previous = made_before(fig, "chart")
         spec = previous.partition(b"\n")[2] if previous is not None else browser_json(fig)
-        made = {name: value() if callable(value) else value for name, value in (("config", config), ("export", export))}
-        return chart_data(fig, spec, made["config"], clickable=clickable, export=made["export"], live=live)
+        made = [value() if callable(value) else value for value in (config, export)]
+        return chart_data(fig, spec, made[0], clickable=clickable, export=made[1], live=live)
 
     return made_once(fig, "chart", make, variant=variant)
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import weakref
 
 import streamlit as st
 
-from ui.figures import show_figure
+from ui.figures import made_once, show_figure
 from ui.head_view import OPENED
 from ui.text import md
 from ui.view import key
@@ -25,27 +24,17 @@ def show_table(content: PageContent, table_id: str, *, index: bool = False) -> N
     st.dataframe(_arrow_of(content.tables[table_id]), hide_index=not index, width="stretch")
 
 
-_ARROW: dict[int, tuple] = {}  # id of a DataFrame shown → (a weak reference to it, the table made of it)
-
-
 def _arrow_of(frame):
-    """`frame` as the pyarrow table st.dataframe sends, made once per DataFrame object (a page's tables are
-    shared by sessions and never changed): Streamlit converts a DataFrame again every rerun, 0.66 ms for the
-    worked example's six rows, where it sends a table it is given in 0.17 ms. The DataFrame itself where
-    pyarrow cannot convert it (Streamlit then fixes its columns)."""
+    """`frame` as the pyarrow table st.dataframe sends, made once per DataFrame object (`made_once`: a page's
+    tables are shared by sessions and never changed): Streamlit converts a DataFrame again every rerun,
+    0.66 ms for the worked example's six rows, where it sends a table it is given in 0.17 ms. The DataFrame
+    itself where pyarrow cannot convert it (Streamlit then fixes its columns)."""
     import pyarrow as pa
 
-    entry = _ARROW.get(id(frame))
-    if entry is not None and entry[0]() is frame:
-        return entry[1]
-    key = id(frame)
     try:
-        table = pa.Table.from_pandas(frame)
-        reference = weakref.ref(frame, lambda _: _ARROW.pop(key, None))
+        return made_once(frame, "arrow", lambda: pa.Table.from_pandas(frame))
     except (TypeError, ValueError, pa.ArrowException):  # not a DataFrame, or columns of mixed types
         return frame
-    _ARROW[key] = (reference, table)
-    return table
 
 
 def show_notices(content: PageContent, prefix: str = "", *, holds_place: bool = True) -> None:
