@@ -541,14 +541,20 @@ function templateFor(own) {
 let following = false;
 
 function controlsMayHaveChanged() {
-  // after a click or key anywhere, once the page has rendered it: each live view reads the controls
+  // after a click or key anywhere, once the page has rendered it: each live view reads the controls.
+  // Two tasks later, not one: Streamlit sends a widget's new value from a task (setTimeout 0) that the
+  // same click queues after this one, and the server's rerun should not wait for the browser's drawing
   if (following || !liveViews.size) return;
   following = true;
-  setTimeout(() => {
-    following = false;
-    for (const view of liveNow()) view.follow();
-    markDrawnAhead(); // also when a chart drawn ahead has left the page
-  }, 0);
+  setTimeout(
+    () =>
+      setTimeout(() => {
+        following = false;
+        for (const view of liveNow()) view.follow();
+        markDrawnAhead(); // also when a chart drawn ahead has left the page
+      }, 0),
+    0,
+  );
 }
 
 for (const type of ["click", "keydown", "keyup", "input", "change", "pointerup"]) document.addEventListener(type, controlsMayHaveChanged, true);
