@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import viz
 import viz.export
+from viz.heatmap import block_edges
 from viz.overview import overview_panel
 from viz.theme import MASK_COLOR, MASK_MARK_COLOR
 from viz._common import is_decoration
@@ -359,6 +360,19 @@ def test_downsample_non_divisible_sizes():
     np.testing.assert_allclose(viz.downsample(matrix, 2), expected)
     assert viz.downsample(np.ones((512, 100)), 48).shape == (48, 48)
     assert viz.downsample(np.ones((30, 100)), 48).shape == (30, 48)
+
+
+def test_downsample_without_gaps_gives_the_block_means_a_gap_would_leave_alone():
+    # a matrix with no NaN takes a shorter path (each block's count is its size): the same means
+    rng = np.random.default_rng(3)
+    stack = rng.normal(size=(2, 37, 53))
+    with_gap = stack.copy()
+    with_gap[0, 36, 52] = np.nan  # one gap, in the last block of the first head only
+    rows, cols = block_edges(37, 5), block_edges(53, 5)
+    expected = [[[stack[h, rows[i] : rows[i + 1], cols[j] : cols[j + 1]].mean() for j in range(5)] for i in range(5)] for h in range(2)]
+    np.testing.assert_allclose(viz.downsample(stack, 5), expected, rtol=1e-12)
+    np.testing.assert_allclose(viz.downsample(with_gap, 5)[1], expected[1], rtol=1e-12)
+    np.testing.assert_allclose(viz.downsample(with_gap, 5)[0, :4], np.asarray(expected)[0, :4], rtol=1e-12)
 
 
 def test_downsample_ignores_nan():

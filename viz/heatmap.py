@@ -320,12 +320,15 @@ def downsample(matrix, max_cells: int) -> np.ndarray:
     values = np.asarray(matrix, dtype=np.float64)
     if values.ndim < 2:
         raise ValueError(f"matrix needs at least 2 dimensions, got shape {values.shape}")
-    rows = block_edges(values.shape[-2], max_cells)[:-1]
-    cols = block_edges(values.shape[-1], max_cells)[:-1]
+    row_edges, col_edges = block_edges(values.shape[-2], max_cells), block_edges(values.shape[-1], max_cells)
+    rows, cols = row_edges[:-1], col_edges[:-1]
     present = ~np.isnan(values)
     # along the rows of memory first (key_pos), which shrinks the array before the strided sum over query_pos:
     # 2-3× faster for 12 heads at 512 tokens than the other order
+    if present.all():  # scores: no gap, so each block's count is its size (half the time: 2 → 1 ms at 512 tokens)
+        totals = np.add.reduceat(np.add.reduceat(values, cols, axis=-1), rows, axis=-2)
+        return totals / np.multiply.outer(np.diff(row_edges), np.diff(col_edges))
     totals = np.add.reduceat(np.add.reduceat(np.where(present, values, 0.0), cols, axis=-1), rows, axis=-2)
-    counts = np.add.reduceat(np.add.reduceat(present.astype(np.int64), cols, axis=-1), rows, axis=-2)
+    counts = np.add.reduceat(np.add.reduceat(present, cols, axis=-1, dtype=np.int32), rows, axis=-2)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counts > 0, totals / np.maximum(counts, 1), np.nan)

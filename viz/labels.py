@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import math
 import unicodedata
+from functools import lru_cache
 
 SPACE_SYMBOL = "␣"
 EMPTY_SYMBOL = "∅"
@@ -66,7 +67,13 @@ def safe_label(text: str, *, visible_spaces: bool = False, max_chars: int | None
     * ``max_chars`` shortens long text to that many characters plus ``…``
       (counted before escaping, so an escape is never cut in half).
     """
-    text = str(text)
+    return _safe_label(str(text), visible_spaces, max_chars)
+
+
+@lru_cache(maxsize=1 << 16)
+def _safe_label(text: str, visible_spaces: bool, max_chars: int | None) -> str:
+    # made once per token text: every figure of a view labels the same tokens (a new view at 512 tokens
+    # labelled 4,600 of them, 35 % of its head's figure time)
     if text == "":
         return EMPTY_SYMBOL
     if max_chars is not None and len(text) > max_chars:

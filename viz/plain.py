@@ -97,6 +97,8 @@ def _owned(value):
     if isinstance(value, dict):
         return {key: _owned(item) for key, item in value.items()}
     if isinstance(value, list):
+        if all(type(item) in _SCALARS for item in value):  # tick labels, positions: copied without a call per item
+            return value.copy()
         return [_owned(item) for item in value]
     if isinstance(value, tuple):
         return tuple(_owned(item) for item in value)
