@@ -67,7 +67,21 @@ MONITOR_JS = r"""
   const mark = () => { B.input = performance.now(); };
   document.addEventListener('pointerdown', mark, true);
   document.addEventListener('keydown', mark, true);
+  // a trace's arrays are replaced, never changed in place (chart.js, live.js): each is sampled once, so that
+  // the monitor's own work on the page's main thread (1.3 ms a tick for the Attention page) does not slow
+  // down what it measures
+  const sampled = new WeakMap();
   const sample = (v, depth) => {
+    if (depth === 0 && v !== null && typeof v === 'object') {
+      const known = sampled.get(v);
+      if (known !== undefined) return known;
+      const made = sampleOf(v, depth);
+      sampled.set(v, made);
+      return made;
+    }
+    return sampleOf(v, depth);
+  };
+  const sampleOf = (v, depth) => {
     if (v == null) return '';
     if (typeof v === 'string') {
       const n = v.length, out = [n];
