@@ -9,6 +9,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 
 import numpy as np
+import pytest
 import plotly.graph_objects as go
 
 from apptest_helpers import decode
@@ -173,3 +174,25 @@ def test_four_significant_digits_round_as_the_hover_does():
     assert same_digits(back, values)
     assert shown(back[0, 0]) == "1563e-2" and back[0, 12] == 0 and np.isnan(back[0, 13])
     assert decimal_digits(np.array([[1.0, np.inf]])) is None  # sent as float32 instead
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [0.25, 0.5, 0.015625, 0.0001234, 999.95, 0.99995],  # no gap or zero, every value multiplied up to 4 digits
+        [12345.0, 99995.0, 1e30, 3e38, 10_000.0, 1234.5],  # every value divided down
+        [9999.5 * 10.0**k for k in range(-40, 35)],  # each rounds up to the next power of ten
+        [10.0**k for k in range(-44, 39)] + [np.nextafter(np.float32(10.0**k), np.float32(0)) for k in range(-40, 38)],
+    ],
+    ids=["all below 1000", "all above", "rounding up a power", "powers of ten and just below"],
+)
+def test_four_significant_digits_whatever_the_powers(values):
+    """The power of ten comes from the binary exponent, one too small at times: the digits are still those
+    the hover shows, for arrays with no gap (sent without a copy) and every power."""
+    from ui.chart import decimal_values
+    import base64
+
+    array = np.array(values, dtype=np.float32).reshape(1, -1)
+    packed = decimal_digits(array)
+    back = decode(decimal_values({"shape": list(array.shape), "bdata": base64.b64encode(packed).decode()}))
+    assert same_digits(back, array)

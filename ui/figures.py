@@ -94,6 +94,7 @@ def outer_parts(text) -> tuple[list[str], list[str]] | None:
 
 DECIMAL_MIN_VALUES = 10_000  # a heatmap with fewer values goes as plotly writes it (float32): at 16 tokens, every value as ever
 POWERS = np.array(DOUBLE_POWERS)  # the doubles nearest 10^k, as chart.js's
+LOG10_2 = float(np.log10(2.0))
 
 
 def decimal_digits(values) -> bytes | None:
@@ -101,21 +102,34 @@ def decimal_digits(values) -> bytes | None:
     ±9999; 0 for zero, ``NAN_DIGITS`` for a gap) for every value, then each value's power of ten (int8).
     ``%{z:.4g}`` in a hover shows the same digits as for the float32 value (one in 10⁴ of the colour
     scale apart: at most one step of 255 in a cell's colour). None when a value is infinite or beyond
-    the powers an int8 holds."""
+    about 10^±74 (a float32 never is), which the powers an int8 holds could not carry."""
     flat = np.asarray(values, dtype=np.float64).ravel()
     if np.isinf(flat).any():
         return None
-    digits = np.zeros(flat.shape, dtype=np.float64)
-    power = np.zeros(flat.shape, dtype=np.int64)
     shown = np.isfinite(flat) & (flat != 0)
-    power[shown] = np.floor(np.log10(np.abs(flat[shown]))).astype(np.int64) - 3
-    if shown.any() and (power[shown].min() < -78 or power[shown].max() > 78):  # ±1 below still in POWERS
+    every = bool(shown.all())  # no zero and no gap: no copy in and out
+    value = flat if every else flat[shown]
+    # the power of ten from the binary exponent (|v| = m·2^e, ½ ≤ m < 1): floor(log10 |v|) or one below it,
+    # which the rounding below corrects; a quarter of log10's time (0.65 against 2.8 ms for 131,000 values)
+    exponent = np.frexp(value)[1]
+    shift = np.floor((exponent - 1) * LOG10_2).astype(np.int64) - 3
+    if value.size and (shift.min() < -77 or shift.max() > 77):  # ±2 from here still in POWERS
         return None
-    digits[shown] = _scaled(flat[shown], power[shown])
-    for step, wrong in ((1, np.abs(digits) >= 10_000), (-1, shown & (np.abs(digits) < 1000))):  # log10 a hair off
-        power[wrong] += step
-        digits[wrong] = _scaled(flat[wrong], power[wrong])
-    digits[np.isnan(flat)] = NAN_DIGITS
+    scaled = _scaled(value, shift)
+    for _ in range(3):  # one power too small, then a 9999.5 that rounds up to 10000: at most two steps
+        high, low = np.abs(scaled) >= 10_000, np.abs(scaled) < 1000
+        wrong = high | low
+        if not wrong.any():
+            break
+        shift[high] += 1
+        shift[low] -= 1
+        scaled[wrong] = _scaled(value[wrong], shift[wrong])
+    if every:
+        digits, power = scaled, shift
+    else:
+        digits, power = np.zeros(flat.shape, dtype=np.float64), np.zeros(flat.shape, dtype=np.int64)
+        digits[shown], power[shown] = scaled, shift
+        digits[np.isnan(flat)] = NAN_DIGITS
     return digits.astype("<i2").tobytes() + power.astype("i1").tobytes()
 
 
@@ -123,7 +137,13 @@ def _scaled(values: np.ndarray, power: np.ndarray) -> np.ndarray:
     """values ÷ 10^power (dividing or multiplying by an exact power of ten) rounded half away from zero,
     as JavaScript's toPrecision rounds (plotly's `.4g`): 0.015625 is 0.01563, where numpy's round gives 0.01562."""
     factor = POWERS[np.abs(power)]
-    scaled = np.where(power >= 0, values / factor, values * factor)
+    down = power >= 0
+    if down.all():
+        scaled = values / factor
+    elif not down.any():  # weights and most scores: every value below 1000, multiplied
+        scaled = values * factor
+    else:
+        scaled = np.where(down, values / factor, values * factor)
     return np.copysign(np.floor(np.abs(scaled) + 0.5), scaled)
 
 
@@ -154,18 +174,22 @@ def browser_json(fig: go.Figure) -> str:
     The figure keeps its text and float32 values: the HTML and CSV exports are made from it. The value step
     at 512 tokens (toy model) sent 3.27 MB, then 1.64 MB without the hover texts of V and z (16,384 each:
     1.1 MB) and the escapes of "/" (0.29 MB), now 1.24 MB."""
-    spec = plain.plotly_dict(fig)
-    for trace, made in zip(spec.get("data", []), fig.data, strict=True):
+    data = []
+    for own, made in zip(fig._data, fig.data, strict=True):  # each trace's JSON, and its object
+        instead = {}  # what replaces a property, known before the rest is converted (plotly's conversion of
+        # a 16 × 128 array of hover strings that is then replaced took a third of the output step's time)
+        if own.get("type") == "heatmap":
+            parts = outer_parts(made.text) if "text" in own else None  # the figure's own strings
+            if parts is not None:
+                instead["text"] = (TEXT_PARTS, {"rows": parts[0], "cols": parts[1]})
+            decimal = _decimal_z(made.z) if _shows_4_digits(own) else None
+            if decimal is not None:
+                instead["z"] = (DECIMAL_Z, decimal)
+        trace = plain.plotly_dict_of({name: value for name, value in own.items() if name not in instead})
         trace.pop("uid", None)  # as fig.to_json() leaves it out
-        parts = outer_parts(made.text) if trace.get("type") == "heatmap" and "text" in trace else None  # the figure's own strings, not the copy
-        if parts is not None:
-            del trace["text"]
-            trace[TEXT_PARTS] = {"rows": parts[0], "cols": parts[1]}
-        decimal = _decimal_z(made.z) if trace.get("type") == "heatmap" and _shows_4_digits(trace) else None
-        if decimal is not None:
-            del trace["z"]
-            trace[DECIMAL_Z] = decimal
-    return _json(spec)
+        trace.update(instead.values())
+        data.append(trace)
+    return _json({"data": data, "layout": plain.plotly_dict_of(fig._layout)})
 
 
 def _json(spec: dict) -> str:
