@@ -30,14 +30,16 @@ class CountingFigure(go.Figure):
 
 
 def counting_conversions(monkeypatch):
-    """`viz.plain.plotly_dict` (what ui.figures.browser_json converts a figure with) counts on the figure."""
-    convert = viz.plain.plotly_dict
+    """`ui.figures.browser_json` (the figure as the chart component is sent it) counts on the figure."""
+    import ui.figures
+
+    convert = ui.figures.browser_json
 
     def counted(fig):
         fig.conversions += 1
         return convert(fig)
 
-    monkeypatch.setattr(viz.plain, "plotly_dict", counted)
+    monkeypatch.setattr(ui.figures, "browser_json", counted)
 
 
 def test_a_figure_is_converted_once_however_often_it_is_shown(monkeypatch):
