@@ -118,9 +118,11 @@ def _assemble(data: list[dict], layout: dict) -> go.Figure:
     layout object bound to the layout dict. An empty template first: the default one is not applied
     (and copied) only to be replaced."""
     fig = go.Figure(layout={"template": {}}, _validate=False)
-    traces = [_TRACES.get_trace_class(trace["type"])() for trace in data]
+    # made as plotly makes a figure's own trace objects (`_parent`: none of the eighty-odd properties set one
+    # by one, 0.3 ms a heatmap), then bound to their dicts by index
+    traces = [_TRACES.get_trace_class(trace["type"])(_parent=fig) for trace in data]
     for index, trace in enumerate(traces):
-        trace._parent, trace._trace_ind = fig, index
+        trace._trace_ind = index
     fig._data_objs, fig._data, fig._data_defaults = traces, data, [{} for _ in data]
     fig._layout = layout
     layout_obj = fig._layout_obj
