@@ -193,6 +193,37 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 
+SENDS_AND_DRAWS = """() => {
+  // each message the page sends to the server, and each drawing of the chart component (chart.js reports
+  // them to window.__avChartTimes, as it does for the browser benchmark), on the page's clock
+  window.__sends = []; window.__draws = [];
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data) { window.__sends.push(performance.now()); return send.call(this, data); };
+  window.__avChartTimes = { push: ([started]) => window.__draws.push(started) };
+}"""
+
+
+@pytest.mark.parametrize("control", ["scaling", "mask"])
+def test_a_controls_new_value_leaves_for_the_server_before_the_browser_draws_ahead(server, control):
+    """The browser draws the stages ahead of the server's rerun (live.js), but only once Streamlit has sent
+    the control's new value: the rerun then runs while the browser draws, not after (at 16 tokens the
+    drawing takes 100 ms of this machine's main thread, which the rerun used to wait for)."""
+    with chromium() as browser:
+        page = open_attention(browser, server)
+        page.evaluate(SENDS_AND_DRAWS)
+        view = "document.querySelector('.av-chart').__chart"
+        clicked = page.evaluate("performance.now()")
+        if control == "scaling":
+            page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
+        else:
+            page.locator(".st-key-w_mask").get_by_role("radio", name="none", exact=True).click()
+        page.wait_for_function(f"() => {view}.predicted || window.__draws.length", timeout=10_000)
+        sends, draws = page.evaluate("[window.__sends, window.__draws]")
+        first_draw = min(d for d in draws if d > clicked)
+        assert [t for t in sends if clicked < t < first_draw], (clicked, sends, draws)  # the value went first
+        settle(page)
+
+
 def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_agrees(server):
     """With the server stopped, a click on head 2's pill shows head 2's stages, drawn in the browser from
     head 0's figure and head 2's raw scores (its placeholder); a click on head 0's pill hides head 0's. Once
