@@ -119,7 +119,7 @@ def _assemble(data: list[dict], layout: dict) -> go.Figure:
     (and copied) only to be replaced."""
     fig = go.Figure(layout={"template": {}}, _validate=False)
     # made as plotly makes a figure's own trace objects (`_parent`: none of the eighty-odd properties set one
-    # by one, 0.3 ms a heatmap), then bound to their dicts by index
+    # by one; five heatmaps and a scatter 0.50 → 0.39 ms a figure), then bound to their dicts by index
     traces = [_TRACES.get_trace_class(trace["type"])(_parent=fig) for trace in data]
     for index, trace in enumerate(traces):
         trace._trace_ind = index
