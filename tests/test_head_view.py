@@ -141,7 +141,8 @@ def test_the_views_own_export_buttons_make_a_file_on_a_click_and_the_next_data_c
     import streamlit as st
 
     import ui.head_view
-    from ui.head_view import FILES, Downloads, head_view
+    from ui.chart import FILES  # where the files made on a click wait, the charts' too
+    from ui.head_view import Downloads, head_view
 
     monkeypatch.setitem(st.session_state, FILES, {})  # bare mode: one session state for the process
     monkeypatch.setattr(ui.head_view, "_static_export", lambda: (False, "No browser for PNG and SVG here."))

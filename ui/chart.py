@@ -296,9 +296,24 @@ def load_plotly_early() -> None:
         _component(key=EARLY_KEY, data=json.dumps({"preload": True, "plotly": PLOTLY, "parts": FRONTEND_FILES}).encode("utf-8") + b"\n")
 
 
-FILES = "_chart_files"  # session state: {chart key: the file made on the server, waiting for the next run}
+FILES = "_chart_files"  # session state: {component key: the file made on the server, waiting for its next data}
 FILE_TTL_S = 60.0  # a file whose chart was not drawn again within a minute is dropped, not saved later by surprise
 SERVER_FORMATS = ("html", "csv")  # made by Python when clicked; PNG and SVG are rendered by the browser
+
+
+def keep_file(key: str, made: tuple[bytes, str, str]) -> None:
+    """A file made on the server when component `key`'s export button was clicked ((bytes, name, mime)):
+    kept in the session until that component's next data, which carries it once (`file_to_send`). The
+    charts and the head view (ui.head_view) both send their files this way."""
+    content, name, mime = made
+    st.session_state.setdefault(FILES, {})[key] = {"bytes": content, "name": name, "mime": mime, "nonce": secrets.token_hex(8), "made": time.monotonic()}
+
+
+def file_to_send(key: str) -> dict | None:
+    """The file kept for component `key` ({bytes, name, mime, nonce, made}), taken out: a rerun or a new
+    page load does not save it again. None when there is none, or it was made more than FILE_TTL_S ago."""
+    file = st.session_state.get(FILES, {}).pop(key, None)
+    return file if file is not None and time.monotonic() - file["made"] < FILE_TTL_S else None
 
 
 def draw_chart(
@@ -333,12 +348,10 @@ def draw_chart(
             return
         made = on_export(form)
         if made is not None:
-            content, name, mime = made
-            file = {"bytes": content, "name": name, "mime": mime, "nonce": secrets.token_hex(8), "made": time.monotonic()}
-            st.session_state.setdefault(FILES, {})[key] = file
+            keep_file(key, made)
 
-    file = st.session_state.get(FILES, {}).pop(key, None)  # sent once: a rerun or a new page load does not save it again
-    if file is not None and time.monotonic() - file["made"] < FILE_TTL_S:
+    file = file_to_send(key)
+    if file is not None:
         data = with_file(data, file)
     _component(key=key, data=data, on_click_change=clicked, on_export_change=exported)
     version = chart_version(data)

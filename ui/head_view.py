@@ -13,15 +13,13 @@ browser ignores data that is older than what the user has already done (fast arr
 from __future__ import annotations
 
 import base64
-import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
 
-from ui.chart import FILE_TTL_S
+from ui.chart import file_to_send, keep_file
 from ui.shared_cache import shared
 from ui.text import md
 from viz.content.common import FULL_RESOLUTION
@@ -63,7 +61,6 @@ class Downloads:
 
 
 FORMATS = ("png", "svg", "html", "csv")
-FILES = "_head_view_files"  # session state: {component key: the file made on a click, sent with the next data}
 
 
 def head_view(
@@ -101,16 +98,14 @@ def head_view(
         form = value.get("format") if isinstance(value, dict) else None
         made = head_view_file(view, downloads, form, pinned=pinned, pair=pair) if downloads is not None and form in formats else None
         if made is not None:
-            content, name, mime = made
-            file = {"base64": base64.b64encode(content).decode("ascii"), "name": name, "mime": mime, "nonce": secrets.token_hex(8)}
-            st.session_state.setdefault(FILES, {})[key] = (time.monotonic(), file)
+            keep_file(key, made)
 
     data = component_data(view, pinned, pair, seq=st.session_state.get(_seq_key(key), 0))
     if downloads is not None:
         data["exports"] = {"name": safe_filename(downloads.name), "formats": list(formats), "csv": pinned is not None, "why": None if can_render else why}
-    made, file = st.session_state.get(FILES, {}).pop(key, (0.0, None))  # sent once: a rerun or a new page load does not save it again
-    if file is not None and time.monotonic() - made < FILE_TTL_S:
-        data["file"] = file
+    file = file_to_send(key)
+    if file is not None:
+        data["file"] = {"base64": base64.b64encode(file["bytes"]).decode("ascii"), "name": file["name"], "mime": file["mime"], "nonce": file["nonce"]}
     _component(
         key=key,
         data=data,
