@@ -2,10 +2,10 @@
 
 `python -m bench --browser` runs, against a fresh server on a free loopback port:
 
-- toggles on the Attention page (head, mask, scaling, temperature, hidden token), each one way and back,
-  at several input sizes and models: the time from the click (pointer or key down, browser clock) until
-  any chart's data changed, and until the page settled (no chart change for `QUIET_S` and the script's
-  status widget gone); the server's CPU seconds per toggle, read from /proc/<pid>/stat;
+- toggles on the Attention page (head, mask, scaling, temperature, hidden token by its pill and by the box),
+  each one way and back, at several input sizes and models: the time from the click (pointer or key down,
+  browser clock) until any chart's data changed, and until the page settled (no chart change for `QUIET_S`
+  and the script's status widget gone); the server's CPU seconds per toggle, read from /proc/<pid>/stat;
 - a page switch (Attention → Tokens → Attention): click → the new page's first chart;
 - a PNG export: click → the download saved to disk;
 - a cold start (bench.coldstart): `streamlit run` → the Attention page's first chart;
@@ -56,7 +56,10 @@ TARGETS = {
     "class_cpu_per_action": 0.1,
     "class_memory_growth_mb": 1536,
 }
-TOGGLES = ("head", "mask", "scaling", "temperature", "hidden token")
+# "hidden token": a click on a token's pill where the sentence has them (up to 32 tokens: ui.view,
+# _hide_pills), else the "Hide key tokens" box; "hidden token, box": the box, where there are pills too
+TOGGLES = ("head", "mask", "scaling", "temperature", "hidden token", "hidden token, box")
+HIDE_PILLS = ".st-key-w_hide_here button[aria-pressed]"  # the token pills, in position order
 
 # Installed before any page script: records the last input's time and every change of the charts' data,
 # all on the browser's clock (performance.now(), ms). A chart's signature is its title plus a sample of
@@ -389,12 +392,23 @@ def _toggle_actions(page) -> dict:
 
         return act
 
+    def click_token(position):
+        def act():
+            page.locator(HIDE_PILLS).nth(position).click()
+            return _input_time(page)
+
+        return act
+
+    pills = page.locator(HIDE_PILLS).count() > 0
+    box = "…or find one in any sentence" if pills else "Hide key tokens"  # its label beside the pills
+    by_box = (add_to(box, r"\(sentence 1, position 1\)$"), remove_last(box))
     return {
         "head": (click_head("1"), click_head("1")),
         "mask": (choose_mask("none"), choose_mask("the model's own")),
         "scaling": (scaling, scaling),
         "temperature": (temperature("ArrowRight"), temperature("ArrowLeft")),
-        "hidden token": (add_to("Hide key tokens", r"\(sentence 1, position 1\)$"), remove_last("Hide key tokens")),
+        "hidden token": (click_token(1), click_token(1)) if pills else by_box,
+        **({"hidden token, box": by_box} if pills else {}),
     }
 
 
@@ -751,7 +765,7 @@ def format_browser_report(results: dict) -> str:
                 r = row[name]
                 changed, settled = r["changed"].get("median"), r["settled"].get("median")
                 line = (
-                    f"    {name:<13} → changed {_fmt(r['changed'])} [{_verdict(changed, toggle_target('toggle_changed', int(n)))}]; "
+                    f"    {name:<17} → changed {_fmt(r['changed'])} [{_verdict(changed, toggle_target('toggle_changed', int(n)))}]; "
                     f"→ settled {_fmt(r['settled'])} [{_verdict(settled, toggle_target('toggle_settled', int(n)))}]; "
                     f"server CPU {r['cpu_s']:.3f} s/toggle"
                 )

@@ -167,7 +167,7 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
             ahead = panel("x4")
             assert titles()[4].startswith("softmax(· ÷ T), T = 1.25") and "T = 1.25" in titles()[0]
             assert ahead != pytest.approx(pattern, abs=1e-3)  # a new pattern, drawn while the server was stopped
-            hide = page.locator("[data-testid=stMultiSelect]").get_by_role("combobox", name="Hide key tokens", exact=True)
+            hide = page.locator("[data-testid=stMultiSelect]").get_by_role("combobox", name=BOX, exact=True)
             hide.click()
             page.get_by_role("option", name=re.compile(r"\(sentence 1, position 1\)$")).first.click()
             page.keyboard.press("Escape")
@@ -190,6 +190,57 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
         assert "what-if: mask none (model: causal+padding); hidden: 'cat' in sentence 1; scaling off; temperature 1.25" in badge
         assert page.locator(".st-key-page_notices").bounding_box()["y"] == badge_top  # the page did not move
         assert panel("x4") == pytest.approx(ahead, rel=1e-3, abs=1e-6)  # its values, sent to 4 significant digits
+        assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
+
+
+BOX = "…or find one in any sentence"  # the "Hide key tokens" box, under the token pills of a short sentence
+TOKEN_PILLS = ".st-key-w_hide_here button[aria-pressed]"  # one a position, in order
+
+
+def test_a_tokens_pill_hides_it_at_once_and_the_box_and_the_servers_figure_agree(server):
+    """With the server stopped, a click on a token's pill redraws the stages without that key, a second
+    click brings it back, a third pill adds another. Once the server runs again, the box lists both
+    tokens and the server's figure has the browser's values and titles. Then, the server stopped again,
+    a token taken out of the box (the control touched last) is what the browser draws, not the pills
+    (which show the server's choice until its rerun)."""
+    with chromium() as browser:
+        page = open_attention(browser, server)
+        stages = page.locator(STAGES).first
+        panel = lambda axis: stages.evaluate(f"gd => ({PANEL})(gd, '{axis}')")  # noqa: E731
+        titles = lambda: stages.evaluate("gd => [gd.layout.title.text, ...gd.layout.annotations.slice(0, 4).map(a => a.text)]")  # noqa: E731
+        view = "document.querySelector('.av-chart').__chart"
+        pills = page.locator(TOKEN_PILLS)
+        assert pills.all_inner_texts() == ["the", "cat", "sat", "on", "the\u200b", "mat", "."]  # the sentence, a repeat told apart
+        pattern = panel("x4")
+        with server_stopped():
+            pills.nth(1).click()
+            page.wait_for_function(f"() => {view}.predicted && {view}.shown.endsWith(' true model 1 hiding 1')", timeout=10_000)
+            assert "hidden “cat”" in titles()[0] and "+ 1 hidden" in titles()[3]
+            assert len(panel("x4")) == len(pattern) - 6  # key 1 hidden from the six queries (1 to 6) that saw it
+            pills.nth(1).click()
+            page.wait_for_function(f"() => !{view}.predicted && {view}.shown === {view}.wanted.version", timeout=10_000)
+            assert panel("x4") == pytest.approx(pattern)  # the server's figure again: nothing hidden
+            pills.nth(1).click()
+            pills.nth(5).click()
+            page.wait_for_function(f"() => {view}.shown.endsWith(' true model 1 hiding 1,5')", timeout=10_000)
+            ahead, ahead_titles = panel("x4"), titles()
+            assert "hidden “cat”, “mat”" in ahead_titles[0] and len(ahead) == len(pattern) - 6 - 2
+        page.wait_for_function("() => location.search.includes('hide=0.1%2C0.5') || location.search.includes('hide=0.1,0.5')", timeout=30_000)
+        page.wait_for_function(f"() => !{view}.predicted && {view}.shown === {view}.wanted.version", timeout=30_000)
+        settle(page)
+        assert titles() == ahead_titles and panel("x4") == pytest.approx(ahead, rel=1e-3, abs=1e-6)
+        tags = page.locator(".st-key-w_hidden [data-tag]")
+        assert [tags.nth(i).get_attribute("aria-label") for i in range(tags.count())] == ["cat (sentence 1, position 1)", "mat (sentence 1, position 5)"]
+        with server_stopped():
+            box = page.locator("[data-testid=stMultiSelect]").get_by_role("combobox", name=BOX, exact=True)
+            box.click()
+            box.press("Backspace")  # "mat" out of the box; its pill still on until the server's rerun
+            page.keyboard.press("Escape")
+            page.wait_for_function(f"() => {view}.shown.endsWith(' true model 1 hiding 1')", timeout=10_000)
+            assert [pill.get_attribute("aria-pressed") for pill in pills.all()].count("true") == 2
+        page.wait_for_function(f"() => !{view}.predicted && {view}.shown === {view}.wanted.version", timeout=30_000)
+        settle(page)
+        assert [pill.get_attribute("aria-pressed") for pill in pills.all()] == ["false", "true", "false", "false", "false", "false", "false"]
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 

@@ -6,7 +6,7 @@ import torch
 
 from model import load_model
 from viz.content import Settings, attention_page, run_model
-from viz.content.common import hidden_token_label, hide_choices
+from viz.content.common import HIDE_PILLS, hidden_token_label, hidden_with, hide_choices, hide_pills, pill_labels
 from viz.content.settings import AttentionDisplay, clamp_to_model, from_query, to_query
 
 TEXTS = ["A man fishing on a river bank by the water.", "He went to the bank to get cash."]
@@ -94,6 +94,27 @@ def test_hide_choices_start_with_the_sentence_shown_and_keep_every_hidden_token(
     monkeypatch.setattr("viz.content.common.HIDE_CHOICES", n1 + 2)
     few = hide_choices(trace, 1, hidden=((0, 5),))
     assert few == [*((1, p) for p in range(n1)), (0, 5)]  # sentence 1's tokens would pass the cap: only its hidden one
+
+
+def test_the_token_pills_read_as_the_sentence_and_tell_every_repeat_apart(models):
+    trace = models("toy").trace(["the cat saw the other cat and the dog", "the " * (HIDE_PILLS + 3)])
+    labels = pill_labels(trace, 0)
+    words = [token.text.strip() for token in trace.tokens[0]]
+    assert [label.replace("\u200b", "") for label in labels] == words  # the sentence, token by token
+    assert len(set(labels)) == len(labels)  # Streamlit's pills send a label: each stands for one position
+    the = [p for p, word in enumerate(words) if word == "the"]
+    assert labels[words.index("cat", 2)] == "cat\u200b" and [labels[p] for p in the] == ["the", "the\u200b", "the\u200b\u200b"]
+    assert hide_pills(trace, 0) == list(range(len(words)))
+    assert hide_pills(trace, 1) is None  # longer than a row of pills: the box alone
+    assert hide_pills(trace, 2) is None  # no such sentence
+
+
+def test_the_pills_choice_replaces_only_its_own_sentences_hidden_tokens():
+    hidden = [(1, 4), (0, 2), (0, 7), (2, 0)]
+    assert hidden_with(hidden, 0, [5, 2]) == [(0, 2), (0, 5), (1, 4), (2, 0)]
+    assert hidden_with(hidden, 0, []) == [(1, 4), (2, 0)]
+    assert hidden_with(hidden, 3, [1]) == [(0, 2), (0, 7), (1, 4), (2, 0), (3, 1)]
+    assert hidden_with([[1, 4]], 1, [4]) == [(1, 4)]  # pairs as lists (from a link) too, without repeats
 
 
 def test_the_url_round_trips_and_a_first_version_link_hides_the_same_tokens():

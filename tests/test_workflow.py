@@ -162,6 +162,31 @@ def test_a_token_hidden_in_one_sentence_by_its_text():
     assert at.sidebar.multiselect(key="w_hidden").value == [] and not what_if_badges(at)
 
 
+def test_a_tokens_pill_hides_it_and_the_box_shows_the_same_tokens():
+    """A row of pills, one a token of the sentence shown, hides a key in one click; the box below it offers
+    every sentence's tokens. Both show the same hidden tokens, whichever was used, for each sentence shown."""
+    at = start().switch_page("pages/3_Attention.py").run()
+    at.sidebar.text_area(key="w_text").set_value("A man fishing on a river bank.\nHe went to the bank to get cash.").run()
+    pills = at.sidebar.button_group(key="w_hide_here")
+    assert pills.label == "Hide key tokens" and at.sidebar.multiselect(key="w_hidden").label == "…or find one in any sentence"
+    assert [option.content.replace("\u200b", "") for option in pills.proto.options] == ["a", "man", "fishing", "on", "a", "river", "bank", "."]
+    pills.set_value([6]).run()
+    assert at.query_params["hide"] == "0.6" and at.sidebar.multiselect(key="w_hidden").value == [(0, 6)]
+    assert "hidden “bank”" in chart_titled(at, ["head 0 ·"])["layout"]["title"]["text"]
+    at.sidebar.multiselect(key="w_hidden").select("the (sentence 2, position 3)").run()
+    assert at.query_params["hide"] == "0.6,1.3" and at.sidebar.button_group(key="w_hide_here").value == [6]
+    at.sidebar.selectbox(key="w_sentence").set_value(1).run()  # sentence 2 shown: its pills, its hidden "the"
+    assert at.sidebar.button_group(key="w_hide_here").value == [3]
+    at.sidebar.button_group(key="w_hide_here").set_value([3, 4]).run()
+    assert at.query_params["hide"] == "0.6,1.3,1.4"  # sentence 1's "bank" kept
+    assert at.sidebar.multiselect(key="w_hidden").value == [(0, 6), (1, 3), (1, 4)]
+    at.button(key="back_to_own").click().run()
+    assert at.sidebar.button_group(key="w_hide_here").value == [] and at.sidebar.multiselect(key="w_hidden").value == []
+    at.sidebar.text_area(key="w_text").set_value(" ".join(["word"] * 40)).run()  # too long for a row of pills: the box alone
+    assert not [w for w in at.sidebar.button_group if w.key == "w_hide_here"] and at.sidebar.multiselect(key="w_hidden").label == "Hide key tokens"
+    assert not at.exception
+
+
 def test_a_first_version_link_hides_the_position_in_each_sentence_and_says_so():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.query_params["text"] = "A man fishing on a river bank.\nHe went to the bank to get cash."

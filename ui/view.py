@@ -14,7 +14,7 @@ from model.loading import check_model
 from model.adapters import TracedModel
 from ui.text import md
 from ui.shared_cache import shared
-from viz.content.common import hidden_token_label, hide_choices
+from viz.content.common import hidden_token_label, hidden_with, hide_choices, hide_pills, pill_labels
 from viz.content.settings import (
     BUILTIN_MODELS,
     MODEL_NAMES,
@@ -417,6 +417,7 @@ def live_controls(live: dict | None, settings: Settings) -> dict | None:
         "mask": key("mask"),
         "temperature": key("temperature"),
         "hidden": key("hidden"),
+        "hide_here": HIDE_HERE,  # pills, one a token in position order (when the sentence is short enough)
         "heads": key("heads"),  # pills, one a head in head order; none chosen shows head 0 (clamp_to_model)
         "mask_labels": MASK_LABELS,
         "temperatures": temperature_options(settings.temperature),
@@ -442,14 +443,14 @@ def draw_control(name: str, where, settings: Settings, model: TracedModel, trace
         # pills, not a selectbox: Streamlit's selectbox reads the whole session state on every rerun (0.85 ms here)
         where.pills("Mask", list(MASKS), key=key("mask"), format_func=MASK_LABELS.get, required=True, help=MASK_HELP)
     elif name == "hidden":
+        pills = _hide_pills(where, settings, trace)
         where.multiselect(
-            "Hide key tokens",
+            "…or find one in any sentence" if pills else "Hide key tokens",
             hide_choices(trace, settings.sentence, settings.hidden),
             key=key("hidden"),
             format_func=lambda pair: hidden_token_label(trace, pair),
             placeholder="type a word to find it",
-            help="The queries of that token's sentence may not attend to it; the other sentences keep it. "
-            "The whole model runs without it: later layers and predictions of that sentence change.",
+            help=HIDE_HELP,
         )
     elif name == "scaling":
         where.toggle("Scale by 1/√d_k", key=key("scaling"))
@@ -473,6 +474,43 @@ def draw_control(name: str, where, settings: Settings, model: TracedModel, trace
         )
     else:
         raise ValueError(f"unknown control {name!r}")
+
+
+HIDE_HELP = (
+    "The queries of that token's sentence may not attend to it; the other sentences keep it. "
+    "The whole model runs without it: later layers and predictions of that sentence change."
+)
+HIDE_HERE = "w_hide_here"  # the token pills of the sentence shown; the hidden tokens themselves are key("hidden")
+
+
+def _hide_pills(where, settings: Settings, trace: Trace) -> bool:
+    """A row of pills, one a token of the sentence shown: a click hides that key or shows it again, as
+    quickly as the heads' pills (Streamlit's multiselect handles a click for 50–80 ms of the browser's
+    main thread before it sends it). They show what `key("hidden")` holds for that sentence, and their
+    change goes back into it (`_pills_chosen`), so the box below shows it too. False when the sentence is
+    too long for a row (`hide_pills`)."""
+    positions = hide_pills(trace, settings.sentence)
+    if positions is None:
+        return False
+    chosen = [p for s, p in settings.hidden if s == settings.sentence]
+    if st.session_state.get(HIDE_HERE) != chosen:  # before the pills are drawn: another sentence, the box, a link
+        st.session_state[HIDE_HERE] = chosen
+    labels = pill_labels(trace, settings.sentence)
+    where.pills(
+        "Hide key tokens",
+        positions,
+        selection_mode="multi",
+        key=HIDE_HERE,
+        format_func=labels.__getitem__,
+        on_change=_pills_chosen,
+        args=(settings.sentence,),
+        help="Click a token of the sentence shown to hide it, again to show it. " + HIDE_HELP,
+    )
+    return True
+
+
+def _pills_chosen(sentence: int) -> None:
+    st.session_state[key("hidden")] = hidden_with(st.session_state.get(key("hidden"), ()), sentence, st.session_state.get(HIDE_HERE) or ())
 
 
 def _attention_controls(side, settings: Settings, model: TracedModel, trace: Trace, elsewhere: tuple[str, ...] = ()) -> None:

@@ -32,13 +32,46 @@ def hide_choices(trace, shown: int, hidden=()) -> list[tuple[int, int]]:
     return choices + [pair for pair in hidden if pair not in set(choices)]
 
 
-def hidden_token_label(trace, pair: tuple[int, int]) -> str:
-    """ "bank (sentence 1, position 5)": a token by its text (leading space dropped), its sentence
-    counted from 1 and its position from 0."""
+def token_text(trace, pair: tuple[int, int]) -> str:
+    """A (sentence, position) token by its text, leading space dropped ("?" where there is none)."""
     sentence, position = pair
     tokens = trace.tokens[sentence] if 0 <= sentence < len(trace.tokens) else []
     text = tokens[position].text if 0 <= position < len(tokens) else "?"
-    return f"{text.strip() or repr(text)} (sentence {sentence + 1}, position {position})"
+    return text.strip() or repr(text)
+
+
+def hidden_token_label(trace, pair: tuple[int, int]) -> str:
+    """ "bank (sentence 1, position 5)": a token by its text (leading space dropped), its sentence
+    counted from 1 and its position from 0."""
+    return f"{token_text(trace, pair)} (sentence {pair[0] + 1}, position {pair[1]})"
+
+
+HIDE_PILLS = 32  # a sentence of up to this many tokens gets a row of token pills, one click hides one
+
+
+def hide_pills(trace, sentence: int) -> list[int] | None:
+    """The positions that the row of token pills offers (every token of the sentence shown), or None
+    for a sentence too long for a row (the "Hide key tokens" box alone then)."""
+    n = len(trace.tokens[sentence]) if 0 <= sentence < len(trace.tokens) else 0
+    return list(range(n)) if 0 < n <= HIDE_PILLS else None
+
+
+def pill_labels(trace, sentence: int) -> list[str]:
+    """The token pills' labels, one a position: the token's text, with a repeat told apart by zero-width
+    spaces after it (Streamlit's pills send the label of a choice, not its index: three "a" pills would all
+    stand for the last "a"). The row reads as the sentence."""
+    labels, seen = [], {}
+    for p in range(len(trace.tokens[sentence])):
+        text = token_text(trace, (sentence, p))
+        labels.append(text + "\u200b" * seen.get(text, 0))
+        seen[text] = seen.get(text, 0) + 1
+    return labels
+
+
+def hidden_with(hidden, sentence: int, positions) -> list[tuple[int, int]]:
+    """The hidden (sentence, position) pairs with those of `sentence` replaced by `positions` (the token
+    pills' choice), the other sentences' kept as they are; sorted."""
+    return sorted({*(pair for pair in map(tuple, hidden) if pair[0] != sentence), *((sentence, int(p)) for p in positions)})
 
 
 def token_rows(tokens) -> list[dict]:

@@ -540,10 +540,17 @@ function templateFor(own) {
 }
 let following = false;
 
-function controlsMayHaveChanged() {
+function controlsMayHaveChanged(event) {
   // after a click or key anywhere, once the page has rendered it: each live view reads the controls.
   // Two tasks later, not one: Streamlit sends a widget's new value from a task (setTimeout 0) that the
   // same click queues after this one, and the server's rerun should not wait for the browser's drawing
+  for (const view of liveViews) {
+    const controls = view.wanted && view.wanted.live && view.wanted.live.controls;
+    if (controls && controls.hidden) {
+      noteHideTouched(event, controls); // (a head's placeholder knows only where its pill is)
+      break;
+    }
+  }
   if (following || !liveViews.size) return;
   following = true;
   setTimeout(

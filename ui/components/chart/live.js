@@ -288,8 +288,31 @@ function liveSetting(live) {
     const chosen = Array.from(box.querySelectorAll("[data-tag]"), (tag) => tag.getAttribute("aria-label"));
     hidden = [...new Set(chosen.map((label) => live.hide.labels[label]).filter((p) => p !== undefined))].sort((a, b) => a - b);
     hiding = chosen.length > 0;
+    // the token pills of this sentence (one a position, in order), drawn with the box, when they were touched
+    // after it: until the server's rerun, only the control clicked shows the change
+    const pills = hideTouched === "pills" && controls.hide_here && document.querySelector(`.st-key-${CSS.escape(controls.hide_here)}`);
+    const pressed = pills ? pills.querySelectorAll("button[aria-pressed]") : [];
+    if (pressed.length === live.hide.quoted.length) {
+      const elsewhere = chosen.some((label) => live.hide.labels[label] === undefined); // a key of another sentence
+      hidden = [];
+      pressed.forEach((pill, position) => pill.getAttribute("aria-pressed") === "true" && hidden.push(position));
+      hiding = hidden.length > 0 || elsewhere;
+    }
   }
   return { scaling: scaling.checked, mask: choice, temperature: value, hidden, hiding };
+}
+
+// Which of the two controls of hidden keys was touched last: "pills" (the sentence's token pills) or "box"
+// (the "Hide key tokens" box, its list of choices included). They show the same keys once the server's
+// rerun has come; between a click and that rerun, only the one clicked shows the change.
+let hideTouched = null;
+
+function noteHideTouched(event, controls) {
+  const target = event.target;
+  if (!controls || !(target instanceof Element)) return;
+  const within = (key) => key && target.closest(`.st-key-${CSS.escape(key)}`);
+  if (within(controls.hide_here)) hideTouched = "pills";
+  else if (within(controls.hidden) || target.closest("[role=listbox], [role=option]")) hideTouched = "box";
 }
 
 function sameSetting(live, setting) {
