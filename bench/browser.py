@@ -106,7 +106,8 @@ MONITOR_JS = r"""
   };
   const tick = () => {
     const now = performance.now();
-    const charts = document.querySelectorAll('.js-plotly-plot');
+    // what the user sees: a head's hidden chart keeps its drawing (chart.js) but is not on screen
+    const charts = Array.from(document.querySelectorAll('.js-plotly-plot')).filter(g => !g.closest('.av-chart-hidden'));
     const sig = Array.from(charts, sigOf).join('|');
     if (sig !== B.sig) { B.sig = sig; B.changes.push(now); }
     const app = document.querySelector('[data-testid=stApp]');

@@ -300,7 +300,8 @@ def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_a
             assert len(ahead_pattern) == 7 * 8 // 2  # 7 tokens, causal: the lower triangle
             pill(0).click()
             page.wait_for_function(f"() => ({stages_of})(0)?.getBoundingClientRect().height === 0", timeout=10_000)
-            assert shown(2) and page.locator(".js-plotly-plot").first.evaluate("gd => gd.layout.title.text") == title(2)
+            first_shown = page.locator(".av-chart:not(.av-chart-hidden) .js-plotly-plot").first
+            assert shown(2) and first_shown.evaluate("gd => gd.layout.title.text") == title(2)
         page.wait_for_function("() => location.search.includes('heads=2')", timeout=30_000)
         view = f"({stages_of})(2).__chart"
         page.wait_for_function(f"() => !{view}.predicted && {view}.shown === {view}.wanted.version", timeout=30_000)
@@ -316,6 +317,38 @@ def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_a
         page.wait_for_function(f"() => ({stages_of})(2).querySelector('.js-plotly-plot')?.layout.title.text.includes('layer 1 · head 2')", timeout=30_000)
         settle(page)
         assert page.evaluate(f"() => ({stages_of})(2).__mark") == "same element" and not shown(0)
+        assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
+
+
+def test_a_head_clicked_off_and_on_again_is_shown_as_it_was_drawn(server):
+    """In a later layer (which the browser cannot draw ahead), a head's pill clicked off hides its stages
+    and keeps their drawing; clicked on again, the server's figure is the same, and the chart is shown
+    without being drawn again: the same plot, no plotly redraw."""
+    with chromium() as browser:
+        page = open_attention(browser, server)
+        thumb = page.locator("[data-testid=stSlider]").filter(has_text="Layer").get_by_role("slider")
+        thumb.focus()
+        thumb.press("ArrowRight")
+        page.wait_for_function("() => document.querySelector('.js-plotly-plot')?.layout.title.text.includes('layer 1 · head 0')", timeout=30_000)
+        settle(page)
+        box = "document.querySelector('[class*=st-key-av_head_box_H1] .av-chart')"
+        shown = lambda: page.evaluate(f"() => ({box}?.getBoundingClientRect().height || 0) > 0")  # noqa: E731
+        pill = page.locator(".st-key-w_heads button", has_text="1")
+        pill.click()
+        page.wait_for_function(f"() => {box}?.querySelector('.js-plotly-plot')?.layout.title.text.includes('layer 1 · head 1')", timeout=30_000)
+        settle(page)
+        count_drawings = "gd.__drawings = 0; gd.on('plotly_afterplot', () => gd.__drawings++); gd.querySelector('.main-svg').__mark = 1;"
+        page.evaluate(f"() => {{ const gd = {box}.querySelector('.js-plotly-plot'); {count_drawings} }}")
+        pill.click()
+        page.wait_for_function(f"() => {box}.getBoundingClientRect().height === 0", timeout=30_000)
+        settle(page)
+        assert page.locator(".av-chart:not(.av-chart-hidden) .js-plotly-plot").count() == page.locator(".js-plotly-plot").count() - 1
+        pill.click()
+        page.wait_for_function(f"() => {box}.getBoundingClientRect().height > 0", timeout=30_000)
+        settle(page)
+        assert shown() and page.evaluate(f"() => {box}.querySelector('.main-svg').__mark") == 1
+        assert page.evaluate(f"() => {box}.querySelector('.js-plotly-plot').__drawings") == 0
+        assert "layer 1 · head 1" in page.evaluate(f"() => {box}.querySelector('.js-plotly-plot').layout.title.text")
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 

@@ -146,12 +146,13 @@ def chart_data(fig: go.Figure, spec: str | bytes, config: dict, *, clickable: bo
     return json.dumps(about).encode("utf-8") + b"\n" + spec_bytes
 
 
-def placeholder_data(live: dict) -> bytes:
+def placeholder_data(live: dict | None) -> bytes:
     """What the component receives for the hidden chart of a head not shown (ui.head_view,
     show_stages_placeholder): no figure, only `live` with that head's own part (its number, raw scores and
     title start; viz.content.attention.head_in_browser) and where its pill is. When the head's pill
     is clicked, the browser draws it from a shown head's figure (live.js). The same bytes whatever the
-    mask, scaling or temperature, so a toggle does not send them again."""
+    mask, scaling or temperature, so a toggle does not send them again. `live` None: the browser cannot
+    draw the head (a later layer, block means); the element stays, hidden, with its last drawing."""
     return json.dumps({"version": None, "placeholder": True, "live": live}).encode("utf-8") + b"\n"  # the version first (chart_version)
 
 

@@ -286,18 +286,21 @@ def show_stages_of_heads(content, layer: int) -> None:
 def show_stages_placeholder(content, figure_id: str) -> None:
     """The hidden chart of a head that is not shown (`attention_figures`' "placeholder-…"): a click on
     its pill shows its stages at once, drawn by the browser from a shown head's figure and this head's
-    raw scores (ui/components/chart/live.js), until the server's figure replaces them. Nothing (its box
-    stays empty, and hidden) where the browser cannot draw it, and in the print theme, which draws
-    nothing ahead."""
+    raw scores (ui/components/chart/live.js), until the server's figure replaces them. Where the browser
+    cannot draw it, a placeholder that keeps the element and the head's last drawing, hidden. Nothing
+    in the print theme, which draws nothing ahead."""
     from ui.chart import draw_chart, placeholder_data
     from ui.figures import chart_key
     from ui.view import key
 
     part = content.values.get(f"placeholder-{figure_id}")
-    if part is None or st.session_state["settings"].theme == "print":
+    if st.session_state["settings"].theme == "print":
         return
-    # of the controls, only the heads' pills: the rest is read through the shown head's chart (live.js)
-    draw_chart(placeholder_data({**part, "controls": {"heads": key("heads")}}), key=chart_key(figure_id, per_head=True))
+    # of the controls, only the heads' pills: the rest is read through the shown head's chart (live.js).
+    # Where the browser cannot draw the head (part None), the placeholder only keeps the chart's element,
+    # hidden, with its last drawing: the pill that brings the same figure back draws nothing (chart.js)
+    live = None if part is None else {**part, "controls": {"heads": key("heads")}}
+    draw_chart(placeholder_data(live), key=chart_key(figure_id, per_head=True))
 
 
 def _clickable_stages(figure, n: int, cell: tuple) -> tuple:
