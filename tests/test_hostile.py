@@ -11,7 +11,7 @@ from test_app import on_page, start
 from model import InputError, load_model
 from model.tokenizers import is_visible_text
 from viz.focus import FOCUS_TOKENS, focus_range
-from ui.text import md
+from ui.text import badge_label, md
 
 SCRIPT = "<script>alert(1)</script> <img src=x onerror=alert(2)> [link](http://evil.example) ![i](http://evil.example/x.png) $x^2$"
 UNICODE = "Café 東京 🙂👍🏽 مرحبا שלום e\u0301 zero\u200bwidth bell\x07 tab\there"
@@ -91,6 +91,16 @@ def test_local_folders_are_refused_unless_the_operator_allows_them(monkeypatch, 
 
 def test_markdown_escape():
     assert md("**bold** [a](b) <i>") == "\\*\\*bold\\*\\* \\[a\\]\\(b\\) \\<i\\>"
+    # st.badge escapes square brackets itself; a backslash typed before one stays escaped
+    assert badge_label("'[CLS]' **x** \\[") == "'[CLS]' \\*\\*x\\*\\* \\\\["
+
+
+def test_a_hidden_bracket_reads_as_typed_in_the_what_if_badge():
+    """The badge's markdown (Streamlit adds the escapes of square brackets): one backslash before the
+    hidden "[", which the page shows as "[" (escaped twice, it showed '\\[CLS\\]' for MiniLM's [CLS])."""
+    at = on_page(start({"text": "The [cat] sat.", "hide": "0.2"}), "pages/3_Attention.py")
+    body = next(m.proto.body for m in at.markdown if "-badge[" in m.proto.body)
+    assert "hidden\\: '\\[' in sentence 1" in body and "\\\\[" not in body
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,7 +12,7 @@ import streamlit as st
 from model import InputError, ModelLoadError, Trace, load_model
 from model.loading import check_model
 from model.adapters import TracedModel
-from ui.text import md
+from ui.text import badge_label, md
 from ui.shared_cache import shared
 from viz.content.common import hidden_token_label, hidden_with, hide_choices, hide_pills, pill_labels
 from viz.content.settings import (
@@ -380,7 +380,7 @@ def what_if_badge(trace: Trace, row) -> None:
     a toggle that starts or ends a what-if does not move the page under the user's eyes."""
     # in `row`, a horizontal container (`notices_box`), not in three columns; the button's label whole in presentation mode too
     if trace.what_ifs:
-        row.badge(md("what-if: " + "; ".join(trace.what_ifs)), icon=":material/science:", color="orange")
+        row.badge(badge_label("what-if: " + "; ".join(trace.what_ifs)), icon=":material/science:", color="orange")
     else:
         row.badge("the model's own settings", icon=":material/check:", color="gray")
     row.button(
