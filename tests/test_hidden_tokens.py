@@ -1,6 +1,8 @@
 """A token hidden in one sentence: the model runs without it in that sentence only, through its whole
 forward pass (later layers, hidden states, predictions), and every other sentence is untouched."""
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 
@@ -104,6 +106,8 @@ def test_the_token_pills_read_as_the_sentence_and_tell_every_repeat_apart(models
     assert len(set(labels)) == len(labels)  # Streamlit's pills send a label: each stands for one position
     the = [p for p, word in enumerate(words) if word == "the"]
     assert labels[words.index("cat", 2)] == "cat\u200b" and [labels[p] for p in the] == ["the", "the\u200b", "the\u200b\u200b"]
+    typed = SimpleNamespace(tokens=[[SimpleNamespace(text=t) for t in ["a", "a\u200b", " a", "b"]]])
+    assert pill_labels(typed, 0) == ["a", "a\u200b", "a\u200b\u200b", "b"]  # a typed zero-width space too
     assert hide_pills(trace, 0) == list(range(len(words)))
     assert hide_pills(trace, 1) is None  # longer than a row of pills: the box alone
     assert hide_pills(trace, 2) is None  # no such sentence

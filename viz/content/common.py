@@ -60,11 +60,12 @@ def pill_labels(trace, sentence: int) -> list[str]:
     """The token pills' labels, one a position: the token's text, with a repeat told apart by zero-width
     spaces after it (Streamlit's pills send the label of a choice, not its index: three "a" pills would all
     stand for the last "a"). The row reads as the sentence."""
-    labels, seen = [], {}
+    labels: list[str] = []
     for p in range(len(trace.tokens[sentence])):
-        text = token_text(trace, (sentence, p))
-        labels.append(text + "\u200b" * seen.get(text, 0))
-        seen[text] = seen.get(text, 0) + 1
+        label = token_text(trace, (sentence, p))
+        while label in labels:  # (a token typed with its own zero-width space too)
+            label += "\u200b"
+        labels.append(label)
     return labels
 
 
