@@ -49,6 +49,15 @@ def open_attention(browser, server):
     return page
 
 
+def first_stages(page):
+    """The first stages chart: its panel's finite values by axis ("x" … "x4"), its titles (the figure's,
+    then the four panels'), and the JavaScript expression of its view in chart.js (what it shows, drew ahead)."""
+    stages = page.locator(STAGES).first
+    panel = lambda axis: stages.evaluate(f"gd => ({PANEL})(gd, '{axis}')")  # noqa: E731
+    titles = lambda: stages.evaluate("gd => [gd.layout.title.text, ...gd.layout.annotations.slice(0, 4).map(a => a.text)]")  # noqa: E731
+    return panel, titles, "document.querySelector('.av-chart').__chart"
+
+
 @contextmanager
 def server_stopped():
     """The app's process stopped (SIGSTOP) for the block: what the page does then, the browser does alone."""
@@ -142,10 +151,7 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
     figure replaces them: the same values and the same titles."""
     with chromium() as browser:
         page = open_attention(browser, server)
-        stages = page.locator(STAGES).first
-        panel = lambda axis: stages.evaluate(f"gd => ({PANEL})(gd, '{axis}')")  # noqa: E731
-        titles = lambda: stages.evaluate("gd => [gd.layout.title.text, ...gd.layout.annotations.slice(0, 4).map(a => a.text)]")  # noqa: E731
-        view = "document.querySelector('.av-chart').__chart"
+        panel, titles, view = first_stages(page)
         opacity = lambda selector: float(page.evaluate(f"() => getComputedStyle(document.querySelector('{selector}')).opacity"))  # noqa: E731
         formulas_opacity = lambda: opacity(".st-key-av_formulas")  # noqa: E731
         badge_top = page.locator(".st-key-page_notices").bounding_box()["y"]
@@ -205,10 +211,7 @@ def test_a_tokens_pill_hides_it_at_once_and_the_box_and_the_servers_figure_agree
     (which show the server's choice until its rerun)."""
     with chromium() as browser:
         page = open_attention(browser, server)
-        stages = page.locator(STAGES).first
-        panel = lambda axis: stages.evaluate(f"gd => ({PANEL})(gd, '{axis}')")  # noqa: E731
-        titles = lambda: stages.evaluate("gd => [gd.layout.title.text, ...gd.layout.annotations.slice(0, 4).map(a => a.text)]")  # noqa: E731
-        view = "document.querySelector('.av-chart').__chart"
+        panel, titles, view = first_stages(page)
         pills = page.locator(TOKEN_PILLS)
         assert pills.all_inner_texts() == ["the", "cat", "sat", "on", "the\u200b", "mat", "."]  # the sentence, a repeat told apart
         pattern = panel("x4")
