@@ -65,6 +65,9 @@ def test_sticky_sessions_both_processes_serve_and_failover_restores_the_view():
             assert len(static) > 50 and all(r["port"] is None and r["status"] in ("200", "304") for r in static), static[:3]
             plotly = [r for r in log if r["uri"].startswith("/app/static/plotly-cartesian-")]  # the charts' plotly.js too
             assert plotly and all(r["port"] is None and r["status"] in ("200", "304") for r in plotly), plotly
+            code = [r for r in log if r["uri"].startswith(("/app/static/av-chart-", "/app/static/av-head-view-"))]  # the components' code
+            assert {r["uri"].split("-")[1] for r in code} == {"chart", "head"}, code
+            assert all(r["port"] is None and r["status"] in ("200", "304") for r in code), code
 
             # A user on the first process changes the view (scaling off): it goes into the link.
             victim = cluster.backend_ports[0]

@@ -15,7 +15,7 @@ import streamlit
 from playwright.sync_api import expect
 
 from conftest import chromium, server_pid
-from deploy import plotly_js
+from deploy import component_js, plotly_js
 from ui.chart import PLOTLY_CHUNK
 
 pytestmark = pytest.mark.browser
@@ -83,6 +83,30 @@ def test_the_charts_draw_with_the_cartesian_bundle_and_never_fetch_streamlits_ch
         assert page.evaluate("() => Plotly.version") == plotly_js.version()
         assert set(plotly_js.TRACES) <= set(page.evaluate("() => Object.keys(Plotly.PlotSchema.get().traces)"))
         assert charts_drawn(page) >= 7
+
+
+def test_the_components_code_is_fetched_once_from_app_static_and_never_sent_with_an_element(server):
+    """Each chart's message carried the 45 KB of the chart component's code (deploy/component_js.py): now
+    the page imports it once from app/static/, and a toggle's messages hold figures, not code."""
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        answers, frames = [], []
+        code = lambda r: (r.url.split("/app/static/")[-1], r.status, r.headers.get("content-type", ""))  # noqa: E731
+        page.on("response", lambda r: answers.append(code(r)) if "/app/static/av-" in r.url else None)
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload if isinstance(payload, bytes) else payload.encode())))
+        page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
+        page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
+        settle(page)
+        page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
+        page.wait_for_function("() => location.search.includes('scale=0')", timeout=30_000)
+        settle(page)
+        names = sorted(name for name, _, _ in answers)
+        assert names == sorted([component_js.file_name("av-chart"), component_js.file_name("av-head-view")]), answers  # each once
+        assert all(status == 200 and "javascript" in kind for _, status, kind in answers), answers
+        assert charts_drawn(page) >= 7
+        received = b"".join(frames)
+        assert b"Plotly.react" not in received and b"function saveFile(" not in received  # no component code in any message
+        assert b'"version"' in received  # the charts' data did come this way
 
 
 def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):

@@ -29,12 +29,14 @@ from typing import TYPE_CHECKING
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
+from deploy import component_js
+
 if TYPE_CHECKING:  # this module is imported before torch and plotly are (ui/__init__.py): only for hints
     import plotly.graph_objects as go
 
 ASSETS = Path(__file__).parent / "components" / "chart"
 # live.js: stages drawn ahead of the server; save_file.js: shared with the head view
-JS = "\n".join(path.read_text(encoding="utf-8") for path in (ASSETS / "chart.js", ASSETS / "live.js", ASSETS.parent / "save_file.js"))
+JS = component_js.code("av-chart")
 CSS = (ASSETS / "chart.css").read_text(encoding="utf-8") + (ASSETS.parent / "exports.css").read_text(encoding="utf-8")
 DEFAULT_HEIGHT = 450  # plotly's, for a figure without its own
 TEXT_PARTS = "av_text"  # in a trace sent: {"rows", "cols"}, its text per cell as rows[i] + cols[j] (chart.js joins them)
@@ -42,7 +44,14 @@ DECIMAL_Z = "av_z"  # in a trace sent: {"shape", "bdata"}, its z to 4 significan
 NAN_DIGITS = -32768  # the digits of a gap (NaN) in DECIMAL_Z
 POWERS = tuple(float(f"1e{k}") for k in range(80))  # the doubles nearest 10^k (exact to 10^22), as chart.js's POWERS
 
-_component = st.components.v2.component("attention_viz.chart", js=JS, css=CSS, isolate_styles=False)
+
+def static_serving() -> bool:
+    """Whether this server serves static/ at app/static/ (`server.enableStaticServing`): then the
+    components' code is imported from there (deploy/component_js.py) rather than sent with every element."""
+    return bool(st.config.get_option("server.enableStaticServing"))
+
+
+_component = st.components.v2.component("attention_viz.chart", js=component_js.component_js("av-chart", static_serving()), css=CSS, isolate_styles=False)
 
 
 def plotly_chunk() -> str | None:

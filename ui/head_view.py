@@ -19,7 +19,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.chart import file_to_send, keep_file
+from deploy import component_js
+from ui.chart import file_to_send, keep_file, static_serving
 from ui.shared_cache import shared
 from ui.text import md
 from viz.content.common import FULL_RESOLUTION
@@ -27,10 +28,10 @@ from viz.export import figure_to_png, figure_to_svg, safe_filename, static_expor
 from viz.head_view import HeadView, component_data, head_view_figure, head_view_html, pinned_row_csv
 
 ASSETS = Path(__file__).parent / "components" / "head_view"
-JS = "\n".join(path.read_text(encoding="utf-8") for path in (ASSETS / "head_view.js", ASSETS.parent / "save_file.js"))
+JS = component_js.code("av-head-view")  # the whole code: the standalone HTML export embeds it
 CSS = (ASSETS / "head_view.css").read_text(encoding="utf-8") + (ASSETS.parent / "exports.css").read_text(encoding="utf-8")  # its buttons look like a chart's
 
-_component = st.components.v2.component("attention_viz.head_view", js=JS, css=CSS)
+_component = st.components.v2.component("attention_viz.head_view", js=component_js.component_js("av-head-view", static_serving()), css=CSS)
 
 
 def _seq_key(key: str) -> str:
