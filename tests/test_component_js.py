@@ -43,8 +43,9 @@ def test_without_static_serving_or_a_writable_folder_the_code_goes_inline(tmp_pa
     assert component_js.component_js("av-head-view", True, blocked / "static") == component_js.code("av-head-view")  # OSError: inline
 
 
-def test_the_app_registers_its_charts_with_the_loader():
-    """.streamlit/config.toml turns static serving on: the chart and head view components are loaders."""
+def test_the_app_serves_static_files_and_has_written_its_components_code_there():
+    """.streamlit/config.toml turns static serving on, so importing the pages' chart and head view code
+    wrote both files (the browser test sees them fetched; the balancer test, served by nginx)."""
     import ui.chart
     import ui.head_view
 

@@ -1,10 +1,11 @@
 """The head view as a Streamlit custom component (v2), with its downloads.
 
-The JavaScript and CSS live in ui/components/head_view/ and are passed inline: no CDN, no iframe, the
-view works offline. The component reports one-off events as triggers (a token pinned or unpinned, a
-key clicked for the worked example) and keeps its focus window as state. Who owns the pinned token
-and the chosen pair is the caller's business: it passes them in and gets callbacks, which run before
-the script reruns, so the rerun already draws the new row.
+The JavaScript and CSS live in ui/components/head_view/; the app serves the JavaScript itself at
+app/static/ (deploy/component_js.py; inline where it cannot): no CDN, no iframe, the view works
+offline. The component reports one-off events as triggers (a token pinned or unpinned, a key clicked
+for the worked example) and keeps its focus window as state. Who owns the pinned token and the chosen
+pair is the caller's business: it passes them in and gets callbacks, which run before the script
+reruns, so the rerun already draws the new row.
 
 The component echoes a sequence number with every event; Python hands it back with the data, so the
 browser ignores data that is older than what the user has already done (fast arrow keys).
