@@ -31,7 +31,8 @@ MODULES = {
 
 # The loader. Its path is resolved from the frontend's entry script (<base>/static/js/index.….js), as
 # chart.js finds plotly.js: a base URL path or a proxy in front changes nothing. The module is imported
-# once; until then each call waits for it, in order.
+# once; until then each call waits for it, in order. Neither component returns a cleanup function
+# (chart.js, head_view.js), so nothing is lost while the module loads.
 LOADER = """// deploy/component_js.py: this component's code is served at %(path)s and imported once per page
 let loaded = null;
 let loading = null;
