@@ -43,13 +43,17 @@ def test_without_static_serving_or_a_writable_folder_the_code_goes_inline(tmp_pa
     assert component_js.component_js("av-head-view", True, blocked / "static") == component_js.code("av-head-view")  # OSError: inline
 
 
-def test_the_app_serves_static_files_and_has_written_its_components_code_there():
-    """.streamlit/config.toml turns static serving on, so importing the pages' chart and head view code
-    wrote both files (the browser test sees them fetched; the balancer test, served by nginx)."""
-    import ui.chart
+def test_the_loader_only_where_app_py_is_the_main_script_and_static_serving_is_on():
+    """.streamlit/config.toml turns static serving on. Streamlit serves static/ beside the main script:
+    for a test app elsewhere (tests/apps/) that is another folder, so its components get the code inline."""
+    from ui.chart import serves_app_static
+
+    assert serves_app_static(str(component_js.ROOT / "app.py"))
+    assert not serves_app_static(str(component_js.ROOT / "tests" / "apps" / "head_view_app.py"))
+    assert not serves_app_static(None)
+
+
+def test_the_head_view_export_keeps_the_whole_code():
     import ui.head_view
 
-    assert ui.chart.static_serving()
-    for module in ("av-chart", "av-head-view"):
-        assert (component_js.STATIC / component_js.file_name(module)).read_text(encoding="utf-8") == component_js.code(module)
-    assert component_js.code("av-head-view") == ui.head_view.JS  # the standalone HTML export embeds the whole code
+    assert component_js.code("av-head-view") == ui.head_view.JS  # the standalone HTML export embeds it, not the loader

@@ -45,10 +45,19 @@ NAN_DIGITS = -32768  # the digits of a gap (NaN) in DECIMAL_Z
 POWERS = tuple(float(f"1e{k}") for k in range(80))  # the doubles nearest 10^k (exact to 10^22), as chart.js's POWERS
 
 
+def serves_app_static(main_script: str | None) -> bool:
+    """Whether this server serves the app's static/ (beside app.py) at app/static/: static serving on
+    (.streamlit/config.toml) and app.py the main script. Then the components' code is imported from
+    there (deploy/component_js.py) rather than sent with every element. Not for another main script (a
+    test app elsewhere), whose app/static/ is another folder: its components get their code inline."""
+    if not main_script or not st.config.get_option("server.enableStaticServing"):
+        return False
+    return Path(main_script).resolve().parent / "static" == component_js.STATIC
+
+
 def static_serving() -> bool:
-    """Whether this server serves static/ at app/static/ (`server.enableStaticServing`): then the
-    components' code is imported from there (deploy/component_js.py) rather than sent with every element."""
-    return bool(st.config.get_option("server.enableStaticServing"))
+    """`serves_app_static` for the script now running (False outside a script run)."""
+    return serves_app_static(getattr(get_script_run_ctx(suppress_warning=True), "main_script_path", None))
 
 
 _component = st.components.v2.component("attention_viz.chart", js=component_js.component_js("av-chart", static_serving()), css=CSS, isolate_styles=False)
