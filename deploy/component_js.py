@@ -73,7 +73,7 @@ def write(module: str, folder: Path = STATIC) -> Path:
         partial.write_text(text, encoding="utf-8")
         partial.replace(path)
     for old in folder.glob(f"{module}-*.js"):
-        if old != path and len(old.name) == len(path.name):
+        if old != path:
             old.unlink(missing_ok=True)
     return path
 

@@ -34,9 +34,7 @@ from deploy import component_js
 if TYPE_CHECKING:  # this module is imported before torch and plotly are (ui/__init__.py): only for hints
     import plotly.graph_objects as go
 
-ASSETS = Path(__file__).parent / "components" / "chart"
-# live.js: stages drawn ahead of the server; save_file.js: shared with the head view
-JS = component_js.code("av-chart")
+ASSETS = Path(__file__).parent / "components" / "chart"  # its code (chart.js, live.js, save_file.js): deploy/component_js.py
 CSS = (ASSETS / "chart.css").read_text(encoding="utf-8") + (ASSETS.parent / "exports.css").read_text(encoding="utf-8")
 DEFAULT_HEIGHT = 450  # plotly's, for a figure without its own
 TEXT_PARTS = "av_text"  # in a trace sent: {"rows", "cols"}, its text per cell as rows[i] + cols[j] (chart.js joins them)
