@@ -659,6 +659,41 @@ def test_print_theme_replaces_unsafe_scales_and_thickens_lines():
     assert fig.data[3].line.width == 1
 
 
+def test_print_theme_keeps_every_token_label_that_fits():
+    # 2026-11-26: an 8-token sentence's print PNG showed only every other label ("the, sat, the, bank"),
+    # thinned by the font's growth from the labels shown rather than by the axis's length
+    words = [f"w{i}" for i in range(8)]
+    data, mask = stages(8)
+    for fig in (
+        viz.stages_figure(data, words, words, masked=mask, title="t"),
+        viz.attention_heatmap(data["pattern"], words, words, title="t", colorbar_title="weight"),
+        viz.value_step_figure(data["pattern"], np.ones((8, 4)), np.ones((8, 4)), words, title="t"),
+    ):
+        printed = viz.apply_print_theme(fig)
+        for name in ("xaxis", "yaxis"):
+            assert list(printed.layout[name].ticktext) == words, (fig.layout.title.text, name)
+
+
+def test_print_theme_thins_a_long_axis_to_its_length_at_the_print_font_keeping_the_chosen_token():
+    from viz.theme import PRINT_TICK_SIZE, _axis_px
+
+    n, chosen = 64, 37
+    words = [f"w{i}" for i in range(n)]
+    data, mask = stages(n)
+    fig = viz.stages_figure(data, words, words, masked=mask, title="t", keep=(chosen, chosen))
+    printed = viz.apply_print_theme(fig)
+    layout = printed.to_plotly_json()["layout"]
+    for name in ("xaxis", "yaxis", "xaxis3"):
+        shown = len(layout[name]["tickvals"])
+        px_per_label = _axis_px(layout, name) / shown
+        assert shown <= len(fig.layout[name].tickvals), "never more labels than on screen"
+        assert px_per_label >= 1.6 * PRINT_TICK_SIZE, (name, px_per_label)
+        assert shown >= 2 and px_per_label < 2 * 1.6 * PRINT_TICK_SIZE * 1.5, (name, shown, "thinned more than needed")
+        assert f"w{chosen}" in layout[name]["ticktext"]
+    # the panels are square: the y axis is held by its x axis's width, not by the taller figure
+    assert _axis_px(layout, "yaxis") == pytest.approx(_axis_px(layout, "xaxis"))
+
+
 def test_print_theme_on_shared_coloraxis():
     patterns = np.full((1, 2, 3, 3), 1 / 3)
     printed = viz.apply_print_theme(viz.heads_overview(patterns, list("abc"), list("abc")))

@@ -19,7 +19,8 @@ import plotly.colors as pc
 import plotly.graph_objects as go
 
 from ._common import is_decoration
-from .labels import short_label, tick_positions
+from .export.image import export_size
+from .labels import short_label, tick_positions, ticks_for
 from .placement import place_point_labels
 
 SEQUENTIAL = "Viridis"
@@ -91,11 +92,49 @@ def _bump(size, minimum: int) -> int:
     return max(int(size or 0), minimum)
 
 
-def _rethin_ticks(data: list[dict], layout: dict, growth: float) -> None:
-    """Show fewer token labels on axes whose font grows by ``growth``, keeping the chosen token.
+# plotly's margins where a layout sets none (layout.margin's defaults)
+DEFAULT_MARGIN = dict(l=80, r=80, t=100, b=80)
+
+
+def _axis_px(layout: dict, name: str) -> float:
+    """Pixels along axis ``name`` in an export of ``layout`` (its own size, else the export's default).
+
+    The plot area is the export size less the margins, times the axis's domain. A panel held to square cells
+    (``scaleanchor``) gets cells of the shorter of its two sides, as plotly draws it.
+    """
+    width, height = export_size(layout)
+    margin = DEFAULT_MARGIN | {key: value for key, value in (layout.get("margin") or {}).items() if key in DEFAULT_MARGIN}
+
+    def length(axis_name: str) -> float:
+        domain = layout.get(axis_name, {}).get("domain") or [0, 1]
+        side = width - margin["l"] - margin["r"] if axis_name.startswith("x") else height - margin["t"] - margin["b"]
+        return max(0.0, side * (domain[1] - domain[0]))
+
+    def span(axis: dict) -> float | None:
+        low_high = axis.get("range")
+        return abs(low_high[1] - low_high[0]) if low_high and None not in low_high else None
+
+    axis, own = layout.get(name, {}), length(name)
+    partner = None
+    if axis.get("scaleanchor"):
+        partner = f"{axis['scaleanchor'][0]}axis{axis['scaleanchor'][1:]}"
+    else:  # the axis another one is anchored to
+        ref = f"{name[0]}{name[5:]}"
+        partner = next(
+            (key for key, other in layout.items() if key.startswith(("xaxis", "yaxis")) and isinstance(other, dict) and other.get("scaleanchor") == ref), None
+        )
+    if partner is None or span(axis) is None or span(layout.get(partner, {})) is None:
+        return own
+    cell = min(own / span(axis), length(partner) / span(layout[partner]))
+    return cell * span(axis)
+
+
+def _rethin_ticks(data: list[dict], layout: dict, font_px: float) -> None:
+    """Show as many token labels as fit along each axis at ``font_px``, keeping the chosen token.
 
     Works on axes of heatmaps that carry their full label lists in ``meta`` (see
-    ``viz._common.labels_meta``): the same pixels hold ``1 / growth`` as many labels.
+    ``viz._common.labels_meta``). An axis shows no more labels than on screen, and fewer only where its
+    length in the export (``_axis_px``) holds fewer at the larger font (``labels.ticks_for``).
     ``data`` and ``layout`` are a figure's plotly JSON, changed in place.
     """
     done = set()
@@ -113,8 +152,11 @@ def _rethin_ticks(data: list[dict], layout: dict, growth: float) -> None:
             done.add(name)
             if labels is None or axis.get("tickmode") != "array" or axis.get("tickvals") is None or len(labels) < 2:
                 continue
+            fit = ticks_for(_axis_px(layout, name), font_px)
             shown = len(axis["tickvals"])
-            positions = tick_positions(len(labels), max(2, int(shown / growth)), kept)
+            if fit >= shown:
+                continue
+            positions = tick_positions(len(labels), fit, kept)
             axis["tickvals"] = positions
             axis["ticktext"] = [short_label(labels[i]) for i in positions]
 
@@ -152,7 +194,7 @@ def apply_print_theme(fig: go.Figure) -> go.Figure:
     _at(layout, "font").update(size=PRINT_FONT_SIZE, color="black")
     _at(layout, "title", "font").update(size=PRINT_TITLE_SIZE)
 
-    _rethin_ticks(data, layout, PRINT_TICK_SIZE / 12)
+    _rethin_ticks(data, layout, PRINT_TICK_SIZE)
     axes = dict.fromkeys(["xaxis", "yaxis", *(key for key in layout if key.startswith(("xaxis", "yaxis")))])
     for name in axes:
         axis = _at(layout, name)
