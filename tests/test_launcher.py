@@ -11,7 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import ROOT, free_port
+import pytest
+
+from conftest import ROOT, chromium, free_port
 from deploy.serve import healthy, streamlit_command
 
 
@@ -194,3 +196,32 @@ print(json.dumps(dict(before=before, after=watched, turned_off=turned_off)))
     assert seen["turned_off"] is True
     assert any(path.endswith("config.toml") for path in seen["before"]), seen  # Streamlit would poll them
     assert seen["after"] == []
+
+
+@pytest.mark.browser
+def test_plain_streamlit_run_as_on_hugging_face_spaces_draws_the_attention_page_and_answers_a_toggle():
+    """The other browser tests run the app through the launcher (conftest.streamlit_server); Hugging Face
+    Spaces runs plain `streamlit run app.py`, with Streamlit's own transport and no preload."""
+    port = free_port()
+    command = streamlit_command(port)
+    command[2] = "streamlit"
+    process = subprocess.Popen(command, cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while not healthy(url):
+            assert time.monotonic() < deadline and process.poll() is None, "plain streamlit did not start"
+            time.sleep(0.2)
+        with chromium() as browser:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(f"{url}/Attention?text=The+cat+sat+on+the+mat.")
+            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+            title = lambda: page.locator(".js-plotly-plot").first.evaluate("gd => gd.layout.annotations[1].text")  # noqa: E731
+            assert "√d_k" in title()
+            page.get_by_text("Scale by 1/√d_k").click()  # scaling off: the second panel says so
+            page.wait_for_function("() => !document.querySelector('.js-plotly-plot').layout.annotations[1].text.includes('√d_k =')", timeout=30_000)
+            assert "√d_k =" not in title()
+            assert page.locator("[data-testid=stException]").count() == 0
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
