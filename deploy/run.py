@@ -1,7 +1,7 @@
 """`python -m deploy.run run app.py [streamlit options]`: Streamlit's own command line, in this process,
 with the app's heavy imports started in the background first (deploy/preload.py), Streamlit's config
 files not polled (`no_config_polling`), and its event loop woken once per batch of a rerun's messages rather
-than once per message (deploy/wakeups.py).
+than once per message, and ten times less often when idle (deploy/wakeups.py).
 
 The arguments are those of `python -m streamlit`. `make run`, `make serve` (deploy/serve.py) and the
 benchmarks start the app this way; plain `streamlit run app.py` still works, without the preload.
@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     no_config_polling()
     wakeups.batch_script_events()
     wakeups.direct_flush_request()
+    wakeups.quiet_server_tick()
     preload.start(exports=os.environ.get("ATTENTION_VIZ_WARM_EXPORTS", "1") != "0")
     sys.argv = ["streamlit", *(sys.argv[1:] if argv is None else argv)]
     cli.main(prog_name="streamlit")

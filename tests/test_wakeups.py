@@ -108,3 +108,50 @@ def test_the_launcher_routes_a_sessions_events_and_flush_requests_through_the_ba
     threading.Thread(target=Runtime._enqueued_some_message, args=(runtime,)).start()  # from another thread: a wake-up
     run_until(loop, flush.is_set)
     assert loop.wakes == 2
+
+
+def test_the_server_ticks_once_a_second_and_stops_at_once_when_streamlit_asks(monkeypatch):
+    """uvicorn's main loop, as the launcher changes it: over 2.5 s it ticks about three times (uvicorn's own
+    loop: 25), each tick updates the date header, and Streamlit's `UvicornServer.stop` ends it at once
+    though the tick is made 30 s long here."""
+    import uvicorn
+    from streamlit.web.server.starlette.starlette_server import UvicornServer
+
+    from conftest import free_port
+
+    monkeypatch.setattr(uvicorn.Server, "main_loop", uvicorn.Server.main_loop)
+    monkeypatch.setattr(UvicornServer, "stop", UvicornServer.stop)
+    assert wakeups.quiet_server_tick()
+
+    async def app(scope, receive, send):  # never asked anything
+        pass
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), lifespan="off", log_level="warning"))
+    ticks = []
+    on_tick = server.on_tick
+
+    async def counted(counter):
+        ticks.append(counter)
+        return await on_tick(counter)
+
+    server.on_tick = counted
+    wrapper = UvicornServer.__new__(UvicornServer)  # Streamlit's wrapper around this server, as it stops it
+    wrapper._server = server
+
+    async def serve_then_stop():
+        serving = asyncio.create_task(server.serve())
+        await asyncio.sleep(2.5)
+        tick_count, date_headers = len(ticks), {dict(server.server_state.default_headers)[b"date"]}
+        monkeypatch.setattr(wakeups, "SERVER_TICK_S", 30.0)
+        await asyncio.sleep(1.2)  # the tick under way ends; the next one is 30 s long
+        date_headers.add(dict(server.server_state.default_headers)[b"date"])
+        started = asyncio.get_running_loop().time()
+        wrapper.stop()
+        await asyncio.wait_for(serving, 10)
+        return tick_count, date_headers, asyncio.get_running_loop().time() - started
+
+    tick_count, date_headers, stop_s = asyncio.run(serve_then_stop())
+    assert 2 <= tick_count <= 4, ticks
+    assert all(counter % 10 == 0 for counter in ticks), "every tick refreshes the date header"
+    assert len(date_headers) == 2, "the date header still changes"
+    assert stop_s < 5, f"the stop waited for the 30 s tick ({stop_s:.1f} s)"
