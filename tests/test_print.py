@@ -24,15 +24,18 @@ def browser_page(browser):
 
 
 def open_page(page, url):
+    """`url` loaded and its script run to the end. The status widget alone was not enough: on a server's first
+    run it could be checked before it had appeared (CI, 2026-11-26: the sidebar not drawn yet)."""
     page.goto(url)
     page.wait_for_selector(".av-chart .main-svg", timeout=90_000)
+    page.wait_for_function("() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'", timeout=90_000)
     page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=90_000)
     page.wait_for_timeout(1500)
 
 
 def test_a_printed_page_has_its_figures_and_no_sidebar_or_buttons(server, browser_page):
     open_page(browser_page, f"{server}/Attention?text=The+cat+sat+on+the+mat.&mask=causal")
-    assert browser_page.get_by_text("Sentences, one per line").is_visible()  # on screen, the sidebar is there
+    browser_page.get_by_text("Sentences, one per line").wait_for(state="visible", timeout=30_000)  # on screen, the sidebar is there
     exports = browser_page.locator(".av-chart-exports").first  # the chart's own export buttons
     assert exports.is_visible()
     browser_page.emulate_media(media="print")
