@@ -115,7 +115,6 @@ def _axis_px(layout: dict, name: str) -> float:
         return abs(low_high[1] - low_high[0]) if low_high and None not in low_high else None
 
     axis, own = layout.get(name, {}), length(name)
-    partner = None
     if axis.get("scaleanchor"):
         partner = f"{axis['scaleanchor'][0]}axis{axis['scaleanchor'][1:]}"
     else:  # the axis another one is anchored to
