@@ -4,7 +4,7 @@ import numpy as np
 
 from model import load_model
 from viz._common import is_decoration
-from viz.clickable import add_cell_targets, add_tile_targets, clicked_cell, clicked_tile
+from viz.clickable import clicked_cell, clicked_tile, with_cell_targets, with_tile_targets
 from viz.export import figure_to_csv
 from viz.overview import heads_overview
 from viz.content.attention import pattern_of_head
@@ -14,7 +14,9 @@ def test_a_click_on_a_cell_or_on_a_masked_cell_reads_back_query_and_key():
     trace = load_model("toy").trace(["The cat sat on the mat."])  # causal: the cells above the diagonal are masked
     fig = pattern_of_head(trace, 0, 0, 1)
     before = (figure_to_csv(fig), len(fig.data), [t.type for t in fig.data])
-    assert add_cell_targets(fig)
+    shared = fig.to_json()
+    fig, clickable = with_cell_targets(pattern := fig)
+    assert clickable and pattern.to_json() == shared  # the figure given (shared by sessions) is unchanged
     assert (figure_to_csv(fig), len(fig.data), [t.type for t in fig.data]) == before  # nothing added, no data changed
     assert fig.layout.clickmode == "event"  # a click selects nothing: no trace is dimmed
     heat = next(i for i, t in enumerate(fig.data) if t.type == "heatmap" and not is_decoration(t))
@@ -29,8 +31,10 @@ def test_only_the_heatmap_on_the_given_axes_answers_clicks():
     import plotly.graph_objects as go
 
     fig = go.Figure([go.Heatmap(z=np.eye(3)), go.Heatmap(z=np.eye(3), xaxis="x2", yaxis="y2")])
-    assert not add_cell_targets(fig, xaxis="x3", yaxis="y3")  # no heatmap there
-    assert add_cell_targets(fig, xaxis="x2", yaxis="y2")
+    unchanged, clickable = with_cell_targets(fig, xaxis="x3", yaxis="y3")  # no heatmap there
+    assert not clickable and unchanged.to_json() == fig.to_json()
+    fig, clickable = with_cell_targets(fig, xaxis="x2", yaxis="y2")
+    assert clickable
     assert clicked_cell({"points": [{"curve_number": 0, "x": 1, "y": 0}]}, fig) is None
     assert clicked_cell({"points": [{"curve_number": 1, "x": 1, "y": 0}]}, fig) == (0, 1)
 
@@ -38,7 +42,8 @@ def test_only_the_heatmap_on_the_given_axes_answers_clicks():
 def test_overview_tiles_name_their_layer_and_head():
     patterns = np.random.default_rng(0).random((3, 5, 6, 6))
     fig = heads_overview(patterns, list("abcdef"), list("abcdef"))
-    add_tile_targets(fig)
+    fig = with_tile_targets(overview := fig)
+    assert len(fig.data) == len(overview.data) + 1 and fig.layout.clickmode == "event+select"
     targets = fig.data[-1]
     assert len(targets.x) == 15
     index = 2 * 5 + 4  # layer 2, head 4

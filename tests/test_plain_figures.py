@@ -200,3 +200,20 @@ def test_plotly_dict_is_plotly_s_to_dict_and_leaves_the_figure_as_it_was():
     spec["data"][0].pop("z")
     spec["layout"]["shapes"][0]["x1"] = 5
     assert fig.data[0].z is not None and fig.layout.shapes[0].x1 == 1
+
+
+def test_the_clickable_copies_are_sent_as_plotly_would_validate_them(toy):
+    """The page's clickable stages (a cell marked) and overview are written as plotly JSON too
+    (viz.clickable): validated again, they send the same; the figures they copy are unchanged."""
+    from viz.clickable import with_cell_targets, with_tile_targets
+
+    figures = page_figures(VIEWS["two heads, a hidden key, layer 1"], toy)
+    stages, overview = figures["attention/stages-L1-H0"], figures["attention/overview-all-heads"]
+    before = sent(stages), sent(overview)
+    clickable, answers = with_cell_targets(stages, xaxis="x4", yaxis="y4", cell=(3, 1))
+    tiles = with_tile_targets(overview)
+    assert answers and [t.name for t in clickable.data][-1] == "worked example" and tiles.data[-1].name == "tile target"
+    for fig in (clickable, tiles):
+        assert sent(fig) == sent(revalidated(fig))
+        assert as_json(plain.plotly_dict(fig)) == as_json(fig.to_dict())
+    assert (sent(stages), sent(overview)) == before

@@ -309,31 +309,20 @@ def _clickable_stages(figure, n: int, cell: tuple) -> tuple:
     """A copy of the stages figure whose softmax cells can be clicked, the chosen cell marked; and whether
     it is clickable (False for block means)."""
     from viz import plain
-    from viz.clickable import add_cell_targets, mark_cell
+    from viz.clickable import with_cell_targets
 
-    fig = plain.copy(figure)
-    clickable = n <= FULL_RESOLUTION and add_cell_targets(fig, xaxis="x4", yaxis="y4")
-    if clickable and cell[0] is not None:
-        mark_cell(fig, *cell, xaxis="x4", yaxis="y4")
-    return fig, clickable
-
-
-def _clickable_overview(figure):
-    from viz import plain
-    from viz.clickable import add_tile_targets
-
-    fig = plain.copy(figure)
-    add_tile_targets(fig)
-    return fig
+    if n > FULL_RESOLUTION:
+        return plain.copy(figure), False
+    return with_cell_targets(figure, xaxis="x4", yaxis="y4", cell=cell)
 
 
 def show_clickable_overview(content, figure_id: str = "overview-all-heads") -> None:
     """Every head of every layer; a tile opens its layer and head, and the page scrolls to it."""
     from ui.figures import made_once, show_figure
     from ui.view import key
-    from viz.clickable import clicked_tile
+    from viz.clickable import clicked_tile, with_tile_targets
 
-    fig = made_once(content.figures[figure_id], "clickable", lambda: _clickable_overview(content.figures[figure_id]))
+    fig = made_once(content.figures[figure_id], "clickable", lambda: with_tile_targets(content.figures[figure_id]))
 
     def on_click(selection):
         tile = clicked_tile(selection, fig)

@@ -13,57 +13,65 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from . import plain
 from ._common import DECORATION_META
 
 CELL_TARGET = "cell target"
 TILE_TARGET = "tile target"
 
 
-def _targets(x, y, name: str, size: float, xaxis: str = "x", yaxis: str = "y", customdata=None) -> go.Scatter:
-    return go.Scatter(
-        x=np.asarray(x, dtype=np.float32),
-        y=np.asarray(y, dtype=np.float32),
-        customdata=customdata,
-        mode="markers",
-        marker=dict(size=size, opacity=0, color="black"),
-        hoverinfo="none",
-        showlegend=False,
-        name=name,
-        xaxis=xaxis,
-        yaxis=yaxis,
-        meta={**DECORATION_META, "click": name},
-    )
+def _targets(x, y, name: str, size: float, xaxis: str = "x", yaxis: str = "y", customdata=None) -> dict:
+    """Invisible markers that answer clicks, as plotly JSON (viz.plain: as plotly's validators write them)."""
+    trace = {
+        "type": "scatter",
+        "x": np.asarray(x, dtype=np.float32),
+        "y": np.asarray(y, dtype=np.float32),
+        "mode": "markers",
+        "marker": {"size": size, "opacity": 0, "color": "black"},
+        "hoverinfo": "none",
+        "showlegend": False,
+        "name": name,
+        "xaxis": xaxis,
+        "yaxis": yaxis,
+        "meta": {**DECORATION_META, "click": name},
+    }
+    if customdata is not None:
+        trace["customdata"] = np.asarray(customdata)
+    return trace
 
 
-def add_cell_targets(fig: go.Figure, *, xaxis: str = "x", yaxis: str = "y") -> bool:
-    """Make the cells of the heatmap on these axes clickable (and its masked cells'); False when
-    there is no heatmap there. Nothing is added to the figure: an invisible marker on every cell, as this
-    once was, made the redraw of the stages chart at 16 tokens take 45-50 ms instead of 26-32 ms, and 4 s
-    at 128 × 128 (chromium: markers are styled one by one)."""
+def with_cell_targets(fig: go.Figure, *, xaxis: str = "x", yaxis: str = "y", cell: tuple = (None, None)) -> tuple[go.Figure, bool]:
+    """A copy of `fig` whose heatmap cells on these axes answer clicks (and its masked cells', whose
+    transparent heatmap lies over the gaps), the chosen `cell` (query, key) outlined; and False, with the
+    copy unchanged, when there is no heatmap there. `fig` is not changed: it may be shared by sessions.
 
-    def on_axes(trace) -> bool:
-        return (trace.xaxis or "x") == xaxis and (trace.yaxis or "y") == yaxis
+    Built as plotly JSON (viz.plain), not by editing a validated copy: a new view's two clickable
+    figures took 9.7 ms that way, of a new view's ~110 ms of server CPU. Nothing is added to the heatmap
+    itself: an invisible marker on every cell, as this once was, made the redraw of the stages chart at 16
+    tokens take 45-50 ms instead of 26-32 ms, and 4 s at 128 × 128 (chromium: markers are styled one by one)."""
+    data = list(fig._data)
+    found = [i for i, trace in enumerate(data) if trace.get("type") == "heatmap" and (trace.get("xaxis") or "x") == xaxis and (trace.get("yaxis") or "y") == yaxis]
+    if not found:
+        return plain.copy(fig), False
+    for i in found:
+        data[i] = {**data[i], "meta": {**(data[i].get("meta") or {}), "click": CELL_TARGET}}
+    if cell[0] is not None:
+        data.append(_cell_mark(*cell, xaxis=xaxis, yaxis=yaxis))
+    return plain.figure(data, {**fig._layout, "clickmode": "event"}), True  # a click selects nothing: no trace is dimmed
 
-    heatmaps = [trace for trace in fig.data if trace.type == "heatmap" and on_axes(trace)]  # the masked cells' too
-    if not heatmaps:
-        return False
-    for trace in heatmaps:
-        trace.meta = {**(trace.meta or {}), "click": CELL_TARGET}
-    fig.update_layout(clickmode="event")
-    return True
 
-
-def add_tile_targets(fig: go.Figure) -> None:
-    """Make every tile of a `heads_overview` figure clickable (one marker as large as the tile)."""
-    meta = fig.data[0].meta  # the tiled heatmap says how its panels are laid out
+def with_tile_targets(fig: go.Figure) -> go.Figure:
+    """A copy of a `heads_overview` figure whose tiles answer clicks: one invisible marker as large as
+    each tile, its (layer, head) in `customdata`. `fig` is not changed."""
+    meta = fig._data[0]["meta"]  # the tiled heatmap says how its panels are laid out
     rows, cols, gap = meta["panel_rows"], meta["panel_cols"], meta["gap"]
     layers, heads = np.meshgrid(np.arange(meta["n_layers"]), np.arange(meta["n_heads"]), indexing="ij")
     x = heads.ravel() * (cols + gap) + (cols - 1) / 2
     y = layers.ravel() * (rows + gap) + (rows - 1) / 2
-    size = max(12, int(0.8 * (fig.layout.height - 140) / max(meta["n_layers"], 1)))
+    size = max(12, int(0.8 * (fig._layout["height"] - 140) / max(meta["n_layers"], 1)))
     custom = np.stack([layers.ravel(), heads.ravel()], axis=1)
-    fig.add_trace(_targets(x, y, TILE_TARGET, size, customdata=custom))
-    fig.update_layout(clickmode="event+select")
+    targets = _targets(x, y, TILE_TARGET, size, customdata=custom)
+    return plain.figure([*fig._data, targets], {**fig._layout, "clickmode": "event+select"})
 
 
 def _points(selection) -> list[dict]:
@@ -97,20 +105,19 @@ def clicked_tile(selection, fig: go.Figure) -> tuple[int, int] | None:
     return None
 
 
-def mark_cell(fig: go.Figure, query: int, key: int, *, xaxis: str = "x", yaxis: str = "y") -> None:
-    """Outline the chosen cell (the worked example's query and key)."""
-    fig.add_trace(
-        go.Scatter(
-            x=[key],
-            y=[query],
-            mode="markers",
-            marker=dict(symbol="square-open", size=14, color="#ff4b4b", line=dict(width=3)),
-            unselected=dict(marker=dict(opacity=1)),  # a click elsewhere must not dim it
-            hoverinfo="skip",
-            showlegend=False,
-            name="worked example",
-            xaxis=xaxis,
-            yaxis=yaxis,
-            meta=dict(DECORATION_META),
-        )
-    )
+def _cell_mark(query: int, key: int, *, xaxis: str = "x", yaxis: str = "y") -> dict:
+    """The outline of the chosen cell (the worked example's query and key), as plotly JSON."""
+    return {
+        "type": "scatter",
+        "x": [int(key)],
+        "y": [int(query)],
+        "mode": "markers",
+        "marker": {"symbol": "square-open", "size": 14, "color": "#ff4b4b", "line": {"width": 3}},
+        "unselected": {"marker": {"opacity": 1}},  # a click elsewhere must not dim it
+        "hoverinfo": "skip",
+        "showlegend": False,
+        "name": "worked example",
+        "xaxis": xaxis,
+        "yaxis": yaxis,
+        "meta": dict(DECORATION_META),
+    }
