@@ -189,6 +189,21 @@ def chromium():
             browser.close()
 
 
+SCRIPT_DONE = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
+NO_STATUS = "() => !document.querySelector('[data-testid=stStatusWidget]')"
+
+
+def settle(page, timeout: int = 90_000, before: int = 400, after: int = 300) -> None:
+    """Wait until the page's script has run to its end: `before` ms for a click's rerun to begin, then the
+    app's run state ("notRunning") and no status widget, then `after` ms for the browser to draw. The status
+    widget alone was not enough: on the launcher's first run it could be checked before it had appeared
+    (CI, 2026-11-26, test_print)."""
+    page.wait_for_timeout(before)
+    page.wait_for_function(SCRIPT_DONE, timeout=timeout)
+    page.wait_for_function(NO_STATUS, timeout=timeout)
+    page.wait_for_timeout(after)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 from PIL import Image
 
-from conftest import ROOT, chromium, toy_labels
+from conftest import ROOT, chromium, settle, toy_labels
 from bench.browser import head_pill
 
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -23,13 +23,6 @@ def page(server):
     with chromium() as browser:
         context = browser.new_context(viewport={"width": 1500, "height": 1100}, accept_downloads=True)
         yield context.new_page()
-
-
-def settle(page, timeout=60_000):
-    """Wait until the app has finished running its script."""
-    page.wait_for_timeout(400)
-    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout)
-    page.wait_for_timeout(300)
 
 
 def screenshot(page, name):

@@ -15,6 +15,7 @@ import streamlit
 from playwright.sync_api import expect
 
 from conftest import chromium, server_pid
+from conftest import settle as settle_after
 from deploy import component_js, plotly_js
 from ui.chart import PLOTLY_CHUNK
 
@@ -36,8 +37,7 @@ def charts_drawn(page) -> int:
 
 
 def settle(page):
-    page.wait_for_function("() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'", timeout=90_000)
-    page.wait_for_timeout(800)
+    settle_after(page, before=0, after=800)  # as this file always waited: no pause first, 0.8 s for the charts to draw
 
 
 def open_attention(browser, server):

@@ -13,7 +13,7 @@ import pytest
 import torch
 from PIL import Image
 
-from conftest import chromium, streamlit_server, toy_labels, toy_tokens
+from conftest import chromium, settle, streamlit_server, toy_labels, toy_tokens
 from model import load_model
 from model.words import word_groups, word_pattern
 
@@ -157,12 +157,6 @@ def test_png_svg_and_csv_downloads(app_url, page, tmp_path):
 
 REAL_TEXT = "The cat sat on the mat."
 REAL_TOKENS = toy_tokens(REAL_TEXT)  # the toy's own pieces, each with its leading space
-
-
-def settle(page, timeout=60_000):
-    page.wait_for_timeout(400)
-    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout)
-    page.wait_for_timeout(300)
 
 
 def open_attention(page, server, **query):

@@ -7,7 +7,7 @@ import io
 import pytest
 from pypdf import PdfReader
 
-from conftest import chromium
+from conftest import chromium, settle
 
 pytestmark = pytest.mark.browser
 
@@ -28,9 +28,7 @@ def open_page(page, url):
     run it could be checked before it had appeared (CI, 2026-11-26: the sidebar not drawn yet)."""
     page.goto(url)
     page.wait_for_selector(".av-chart .main-svg", timeout=90_000)
-    page.wait_for_function("() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'", timeout=90_000)
-    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=90_000)
-    page.wait_for_timeout(1500)
+    settle(page, before=0, after=1500)
 
 
 def test_a_printed_page_has_its_figures_and_no_sidebar_or_buttons(server, browser_page):
