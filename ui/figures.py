@@ -175,14 +175,14 @@ def browser_json(fig: go.Figure) -> str:
     at 512 tokens (toy model) sent 3.27 MB, then 1.64 MB without the hover texts of V and z (16,384 each:
     1.1 MB) and the escapes of "/" (0.29 MB), now 1.24 MB."""
     data = []
-    for own, made in zip(fig._data, fig.data, strict=True):  # each trace's JSON, and its object
+    for own in fig._data:  # each trace's JSON, read as it is (through its trace object, each read was validated again)
         instead = {}  # what replaces a property, known before the rest is converted (plotly's conversion of
         # a 16 × 128 array of hover strings that is then replaced took a third of the output step's time)
         if own.get("type") == "heatmap":
-            parts = outer_parts(made.text) if "text" in own else None  # the figure's own strings
+            parts = outer_parts(own["text"]) if own.get("text") is not None else None  # the figure's own strings
             if parts is not None:
                 instead["text"] = (TEXT_PARTS, {"rows": parts[0], "cols": parts[1]})
-            decimal = _decimal_z(made.z) if _shows_4_digits(own) else None
+            decimal = _decimal_z(own.get("z")) if _shows_4_digits(own) else None
             if decimal is not None:
                 instead["z"] = (DECIMAL_Z, decimal)
         trace = plain.plotly_dict_of({name: value for name, value in own.items() if name not in instead})
