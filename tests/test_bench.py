@@ -71,3 +71,32 @@ def test_the_browser_bench_sees_a_busy_core_before_it_measures():
     finally:
         spin.kill()
         spin.wait()
+
+
+def test_a_servers_cpu_time_is_read_to_the_microsecond_with_its_ended_threads():
+    """bench.browser.cpu_seconds reads the process's CPU clock: Streamlit runs each rerun in a thread that
+    then ends, and a toggle costs tens of milliseconds, so neither ticks of 10 ms nor live threads alone do."""
+    import subprocess
+    import sys
+
+    from bench.browser import cpu_seconds
+
+    child = (
+        "import threading, time\n"
+        "def spin(seconds):\n"
+        "    end = time.thread_time() + seconds\n"
+        "    while time.thread_time() < end: pass\n"
+        "for seconds in (0.013, 0.027, 0.041):\n"
+        "    thread = threading.Thread(target=spin, args=(seconds,)); thread.start(); thread.join()\n"
+        "    print(time.process_time(), flush=True); input()\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", child], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        for _ in range(3):
+            own = float(process.stdout.readline())  # the child's own count, its spinning thread ended
+            assert abs(cpu_seconds(process.pid) - own) < 0.002
+            process.stdin.write("\n")
+            process.stdin.flush()
+    finally:
+        process.kill()
+        process.wait()
