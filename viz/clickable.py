@@ -4,8 +4,9 @@ A cell of an attention heatmap is clicked on the heatmap itself: plotly.js repor
 row as the point's x and y (the axes are positions). Masked cells are gaps without hover, so there the
 click lands on the transparent heatmap of the masked cells over it (``viz.heatmap.mask_marks``). The
 traces that answer a click say so in their ``meta`` ("click"). The tiles of the all-heads overview
-get a layer of invisible markers, one per tile. ui/chart.py sends a click in the shape that
-`st.plotly_chart(..., on_select="rerun")` gives.
+get a layer of invisible markers, one per tile. The figures given may be shared by sessions:
+`with_cell_targets` and `with_tile_targets` return copies, written as plotly JSON (viz.plain). ui/chart.py
+sends a click in the shape that `st.plotly_chart(..., on_select="rerun")` gives.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def _points(selection) -> list[dict]:
 
 
 def clicked_cell(selection, fig: go.Figure) -> tuple[int, int] | None:
-    """(query, key) of a clicked cell of `fig` (see `add_cell_targets`), from a click's selection ({"points": [...]})."""
+    """(query, key) of a clicked cell of `fig` (see `with_cell_targets`), from a click's selection ({"points": [...]})."""
     for point in _points(selection):
         curve = point.get("curve_number")
         if curve is None or not 0 <= curve < len(fig.data):
