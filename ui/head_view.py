@@ -307,12 +307,11 @@ def show_stages_placeholder(content, figure_id: str) -> None:
 
 def _clickable_stages(figure, n: int, cell: tuple) -> tuple:
     """A copy of the stages figure whose softmax cells can be clicked, the chosen cell marked; and whether
-    it is clickable (False for block means)."""
-    from viz import plain
+    it is clickable (False for block means, and then the figure itself)."""
     from viz.clickable import with_cell_targets
 
-    if n > FULL_RESOLUTION:
-        return plain.copy(figure), False
+    if n > FULL_RESOLUTION:  # block means: nothing to click, nothing added
+        return figure, False
     return with_cell_targets(figure, xaxis="x4", yaxis="y4", cell=cell)
 
 
