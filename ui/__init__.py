@@ -27,7 +27,10 @@ from ui.layout import open_head_box, show, show_notices, show_table
 from ui.style import SIDE_BY_SIDE, stylesheet
 from ui.text import md
 from ui.view import (
+    ATTENTION,
+    FIGURES,
     FRESH,
+    VIEW,
     PageContext,
     Sidebar,
     apply_settings,
@@ -36,6 +39,7 @@ from ui.view import (
     draw_notices,
     draw_rest,
     guarded,
+    place_controls,
     key,
     notices_box,
     presentation_bar,
@@ -43,7 +47,7 @@ from ui.view import (
     sidebar,
 )
 
-SENTENCE, ATTENTION, FIGURES = "sentence", "attention", "figures"  # sidebar controls a page asks for
+SENTENCE = "sentence"  # with ATTENTION and FIGURES (ui.view): the sidebar controls a page asks for
 
 PAGES = (
     ("app.py", "Home", ":material/home:"),
@@ -86,14 +90,19 @@ def page(title: str, icon: str, controls: tuple[str, ...] = (), body: Callable[[
     if lesson is not None:
         lesson_box(lesson, context, beside_question)
     if body is not None:
+        drawn = place_controls(drawn)
         st.session_state[FRESH] = True
-        _view_part(drawn, body, title)
+        try:
+            _view_part(drawn, body, title)
+        finally:  # after the body (see `_view_part`), and whatever stopped it
+            draw_controls(drawn, "page")
     return context
 
 
-@st.fragment
+@st.fragment(key=VIEW)
 def _view_part(drawn: Sidebar, body: Callable[[PageContext], None], title: str) -> None:
-    """The sidebar's controls after the model box, the notices and the page's body (see `page`).
+    """The notices, the page's body and the hidden tokens' controls (see `page`); the full run draws the
+    other controls after the model box, which rerun this fragment alone (ui.view.draw_controls).
 
     The body is drawn first, then the controls into their place in the sidebar and the notices into their
     container above the body: the browser gets the page's first chart before the twenty-odd elements of
@@ -105,7 +114,7 @@ def _view_part(drawn: Sidebar, body: Callable[[PageContext], None], title: str) 
     try:
         body(context)
     finally:  # a body that stops or fails early still leaves the controls (the widgets' values are read before)
-        draw_controls(drawn)
+        draw_controls(drawn, "fragment")
         draw_notices(drawn, notices)
     download_all(title.lower().replace(" ", "-"))
 

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 
 import streamlit as st
+from streamlit import config
 
 from model import InputError, ModelLoadError, Trace, load_model
 from model.loading import check_model
@@ -219,6 +220,9 @@ class Sidebar:
     elsewhere: tuple[str, ...]
     notices: list[str]
     rest: object  # the sidebar's container for the controls drawn by `draw_rest`
+    # with a page's body (`place_controls`): the places in `rest` of the controls before the hidden tokens,
+    # of the hidden tokens' controls, and of those after them
+    places: tuple | None = None
 
 
 def sidebar(controls: frozenset[str] = frozenset(), elsewhere: tuple[str, ...] = ()) -> Sidebar:
@@ -300,9 +304,13 @@ def rest_of_the_view(drawn: Sidebar) -> Sidebar:
     settings = _initial_settings()
     if any(getattr(settings, name) != getattr(full.settings, name) for name in FULL_RUN_FIELDS):
         st.rerun()
-    notices = list(st.session_state.pop("link_notices", []))
+    from_link = list(st.session_state.pop("link_notices", []))
+    notices = list(from_link)
     settings, trace, problem = _resolve(settings, full.model, notices)
     _put(settings, only_changed=True)
+    if _controls_out_of_date():  # a value set here or by a click in the page: the full run draws the controls
+        st.session_state["link_notices"] = from_link
+        st.rerun()
     _stop_on(problem, settings)
     return replace(drawn, context=PageContext(settings, full.model, trace), notices=notices)
 
@@ -324,23 +332,94 @@ def commit_view(drawn: Sidebar) -> PageContext:
     return drawn.context
 
 
-def draw_controls(drawn: Sidebar) -> None:
-    """The controls after the model box, into the sidebar's place for them (`Sidebar.rest`)."""
+def place_controls(drawn: Sidebar) -> Sidebar:
+    """In the full run of a page with a body (ui.page), before its fragment: the places of the controls
+    after the model box. The hidden tokens' pills and box get a place of their own, which the fragment
+    fills (`draw_controls(drawn, "fragment")`); the full run draws the others around it (`"page"`)."""
+    if ATTENTION not in drawn.controls or "hidden" in drawn.elsewhere:
+        return replace(drawn, places=(drawn.rest, None, drawn.rest))
+    return replace(drawn, places=tuple(drawn.rest.container() for _ in range(3)))
+
+
+def draw_controls(drawn: Sidebar, part: str = "all") -> None:
+    """The controls after the model box, into the sidebar's place for them (`Sidebar.rest`).
+
+    `part`: "all" (a page without a body); with a body, "page" (the full run: every control but the
+    hidden tokens', each of which then reruns the page's fragment alone, `VIEW`) or "fragment" (the hidden
+    tokens' pills and box, which the fragment keeps in step with each other on every rerun).
+
+    A control drawn by the full run is not sent again on a toggle: 10 of the Attention page's 13 controls,
+    about 1 ms of the server's CPU each (measured). A value changed without the control (a click in the
+    page, "Model's own settings", a clamp to the model) is drawn by a full run (`_controls_out_of_date`).
+    Under Streamlit's AppTest, every control reruns the page: AppTest sends back the values of the elements
+    it last received, not those a control not drawn again was set to."""
     settings, model, trace = drawn.context.settings, drawn.context.model, drawn.context.trace
-    side, controls = drawn.rest, drawn.controls
+    before, hidden, after = drawn.places or (drawn.rest, None, drawn.rest)
+    if part == "fragment":
+        if hidden is not None:
+            draw_control("hidden", hidden, settings, model, trace)
+        return
+    on_change = _rerun_view if part == "page" and not config.get_option("global.appTest") else None
+    shown = []
     # the container has a line on top, the theme a line above it (ui/style.py): a divider is an element a rerun
-    several = "sentence" in controls and len(trace.texts) > 1
+    several = "sentence" in drawn.controls and len(trace.texts) > 1
     if several:
-        side.selectbox("Sentence shown", list(range(len(trace.texts))), key=key("sentence"), format_func=lambda i: f"{i + 1}: {trace.texts[i]}")
-    if "attention" in controls:
+        before.selectbox(
+            "Sentence shown",
+            list(range(len(trace.texts))),
+            key=key("sentence"),
+            format_func=lambda i: f"{i + 1}: {trace.texts[i]}",
+            **_changes(on_change, key("sentence"), shown),
+        )
+    if ATTENTION in drawn.controls:
         if several:
-            side.divider()
-        _attention_controls(side, settings, model, trace, drawn.elsewhere)
-    side.toggle("Presentation mode", key=key("presenting"), help="Large fonts, no sidebar, one figure per screen; arrow keys move between figures.")
-    if "figures" in controls:
+            before.divider()
+        for name in ATTENTION_CONTROLS:
+            if name in drawn.elsewhere or (name == "hidden" and hidden is not None):
+                continue
+            where = before if ATTENTION_CONTROLS.index(name) < ATTENTION_CONTROLS.index("hidden") else after
+            drawn_key = draw_control(name, where, settings, model, trace, on_change)
+            shown += [drawn_key] if drawn_key and on_change else []
+    # a change of presentation mode reruns the whole page (FULL_RUN_FIELDS): its own default, no callback
+    after.toggle("Presentation mode", key=key("presenting"), help="Large fonts, no sidebar, one figure per screen; arrow keys move between figures.")
+    if FIGURES in drawn.controls:
         # a segmented control, not a radio: Streamlit's radio reads the whole session state on every rerun
-        side.segmented_control("Figure theme", ["screen", "print"], key=key("theme"), required=True)
-        side.select_slider("PNG resolution", options=[1, 2, 3, 4], value=2, key="png_scale", format_func=lambda s: f"{s}× ({96 * s} dpi)")
+        after.segmented_control("Figure theme", ["screen", "print"], key=key("theme"), required=True, **_changes(on_change, key("theme"), shown))
+        after.select_slider(
+            "PNG resolution",
+            options=[1, 2, 3, 4],
+            value=2,
+            key="png_scale",
+            format_func=lambda s: f"{s}× ({96 * s} dpi)",
+            **_changes(on_change, "png_scale", shown),
+        )
+    if part == "page":
+        st.session_state[SHOWN] = {name: st.session_state.get(name) for name in shown}
+
+
+ATTENTION, FIGURES = "attention", "figures"  # of a page's controls (ui.SENTENCE, ui.ATTENTION, ui.FIGURES)
+VIEW = "av_view"  # the key of a page's fragment (ui.page), which the controls drawn by its full run rerun alone
+SHOWN = "_controls_as_shown"  # widget key → the value its control shows in the browser, of those the full run drew
+
+
+def _changes(on_change, widget_key: str, shown: list) -> dict:
+    """The keyword arguments that make a control rerun the page's fragment alone (none without `on_change`)."""
+    if on_change is None:
+        return {}
+    shown.append(widget_key)
+    return {"on_change": on_change, "args": (widget_key,)}
+
+
+def _rerun_view(widget_key: str) -> None:
+    """A control drawn by the full run changed: the browser shows its new value; rerun the fragment alone."""
+    st.session_state.setdefault(SHOWN, {})[widget_key] = st.session_state.get(widget_key)
+    st.rerun(VIEW)
+
+
+def _controls_out_of_date() -> bool:
+    """In a fragment's rerun: a control drawn by the full run holds a value the browser does not show."""
+    state = st.session_state
+    return any(state.get(name, _MISSING) != value for name, value in state.get(SHOWN, {}).items())
 
 
 NOTICES = "page_notices"
@@ -428,20 +507,24 @@ def live_controls(live: dict | None, settings: Settings) -> dict | None:
 ATTENTION_CONTROLS = ("layer", "heads", "mask", "hidden", "scaling", "temperature", "ablate")
 
 
-def draw_control(name: str, where, settings: Settings, model: TracedModel, trace: Trace) -> None:
-    """One attention control (a field of ATTENTION_CONTROLS) in `where` (the sidebar or a lesson's box)."""
+def draw_control(name: str, where, settings: Settings, model: TracedModel, trace: Trace, on_change=None) -> str | None:
+    """One attention control (a field of ATTENTION_CONTROLS) in `where` (the sidebar or a lesson's box);
+    `on_change(widget_key)`, if given, is called when the user changes it. Returns the control's widget
+    key, None where there is no control (a model of one layer)."""
+    changes = {} if on_change is None else {"on_change": on_change, "args": (key(name),)}
     if name == "layer":
         if model.n_layers > 1:
             # a select slider, not a slider: Streamlit's slider without a value reads the whole session state
-            where.select_slider("Layer", options=range(model.n_layers), key=key("layer"))
+            where.select_slider("Layer", options=range(model.n_layers), key=key("layer"), **changes)
         else:
             where.caption("Layer 0 (this model has one layer)")
+            return None
     elif name == "heads":
         # one click a head (a multiselect took two, and its frontend sent the change 30 ms after the click, not 15)
-        where.pills("Heads", list(range(model.n_heads)), selection_mode="multi", key=key("heads"), help="Click a head to show it or hide it")
+        where.pills("Heads", list(range(model.n_heads)), selection_mode="multi", key=key("heads"), help="Click a head to show it or hide it", **changes)
     elif name == "mask":
         # pills, not a selectbox: Streamlit's selectbox reads the whole session state on every rerun (0.85 ms here)
-        where.pills("Mask", list(MASKS), key=key("mask"), format_func=MASK_LABELS.get, required=True, help=MASK_HELP)
+        where.pills("Mask", list(MASKS), key=key("mask"), format_func=MASK_LABELS.get, required=True, help=MASK_HELP, **changes)
     elif name == "hidden":
         pills = _hide_pills(where, settings, trace)
         where.multiselect(
@@ -451,9 +534,10 @@ def draw_control(name: str, where, settings: Settings, model: TracedModel, trace
             format_func=lambda pair: hidden_token_label(trace, pair),
             placeholder="type a word to find it",
             help=HIDE_HELP,
+            **changes,
         )
     elif name == "scaling":
-        where.toggle("Scale by 1/√d_k", key=key("scaling"))
+        where.toggle("Scale by 1/√d_k", key=key("scaling"), **changes)
     elif name == "temperature":
         row = where.container(horizontal=True, vertical_alignment="bottom")  # one element, not three (columns)
         row.select_slider(
@@ -462,7 +546,9 @@ def draw_control(name: str, where, settings: Settings, model: TracedModel, trace
             key=key("temperature"),
             format_func=lambda t: f"{t:g}",
             help="A log scale: T = 1 (the model's own softmax) sits in the middle.",
+            **changes,
         )
+        # its value changed by the server: drawn by a full run (a button outside the fragment reruns the page)
         row.button("T = 1", on_click=_reset_temperature, key="reset_temperature", help="Back to the model's own softmax")
     elif name == "ablate":
         where.multiselect(
@@ -471,9 +557,11 @@ def draw_control(name: str, where, settings: Settings, model: TracedModel, trace
             key=key("ablate"),
             format_func=lambda pair: f"layer {pair[0]} head {pair[1]}",
             help="Zero these heads' output before the output projection: the whole model then runs without them.",
+            **changes,
         )
     else:
         raise ValueError(f"unknown control {name!r}")
+    return key(name)
 
 
 HIDE_HELP = (
@@ -511,14 +599,6 @@ def _hide_pills(where, settings: Settings, trace: Trace) -> bool:
 
 def _pills_chosen(sentence: int) -> None:
     st.session_state[key("hidden")] = hidden_with(st.session_state.get(key("hidden"), ()), sentence, st.session_state.get(HIDE_HERE) or ())
-
-
-def _attention_controls(side, settings: Settings, model: TracedModel, trace: Trace, elsewhere: tuple[str, ...] = ()) -> None:
-    """Layer, heads, mask, hidden tokens, scaling and temperature: only on pages that draw attention
-    (a control in `elsewhere` is drawn by a lesson's box instead)."""
-    for name in ATTENTION_CONTROLS:
-        if name not in elsewhere:
-            draw_control(name, side, settings, model, trace)
 
 
 @contextmanager
