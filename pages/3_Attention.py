@@ -10,12 +10,6 @@ COLOURS = {"fixed": "0 to 1", "own": "0 to its largest"}
 
 def body(context):
     trace, s = context.trace, context.settings
-    st.markdown(
-        "Each token asks a **query** (q) and offers a **key** (k). Their dot product says how well they match; "
-        "dividing by √d_k keeps those scores in a range where the softmax still spreads its attention; the mask "
-        "removes keys a query must not see; the softmax turns each row into weights that sum to 1. "
-        "Below, every step of the layer and heads chosen in the sidebar, for the sentence shown."
-    )
     with guarded():
         content = attention_content(s, trace, model=context.model)
         d_k, head, labels, n = (content.values[name] for name in ("d_k", "head", "labels", "n_tokens"))
@@ -75,4 +69,10 @@ def body(context):
         open_head_box(content.values["head_options"])
 
 
-page("Attention", ":material/grid_on:", (SENTENCE, ATTENTION, FIGURES), body)
+INTRO = (
+    "Each token asks a **query** (q) and offers a **key** (k). Their dot product says how well they match; "
+    "dividing by √d_k keeps those scores in a range where the softmax still spreads its attention; the mask "
+    "removes keys a query must not see; the softmax turns each row into weights that sum to 1. "
+    "Below, every step of the layer and heads chosen in the sidebar, for the sentence shown."
+)
+page("Attention", ":material/grid_on:", (SENTENCE, ATTENTION, FIGURES), body, INTRO)

@@ -7,14 +7,6 @@ from viz.content.embeddings import hidden_state_name
 
 def body(context):
     trace = context.trace
-    st.markdown(
-        "The **static** embedding of a word is one row of the model's embedding table: *bank* gets the same "
-        "vector by a river and in a town. Each layer then mixes in the other words of the sentence, giving a "
-        "**contextual** embedding. Below, the occurrences of the word are drawn on the plane that spreads them "
-        "most (PCA), with an arrow from the static point to each. Give the sense of the word in each sentence "
-        "to see the senses as groups, and where in the network they part."
-    )
-
     with guarded():
         left, middle, right = st.columns([1, 2, 2])
         left.text_input("Word to follow", key=key("target"))
@@ -46,4 +38,11 @@ def body(context):
             st.download_button("Similarities as CSV", table.to_csv().encode(), f"similarities-{target}.csv", "text/csv", on_click="ignore")
 
 
-page("Embeddings", ":material/scatter_plot:", (ATTENTION, FIGURES), body)
+INTRO = (
+    "The **static** embedding of a word is one row of the model's embedding table: *bank* gets the same "
+    "vector by a river and in a town. Each layer then mixes in the other words of the sentence, giving a "
+    "**contextual** embedding. Below, the occurrences of the word are drawn on the plane that spreads them "
+    "most (PCA), with an arrow from the static point to each. Give the sense of the word in each sentence "
+    "to see the senses as groups, and where in the network they part."
+)
+page("Embeddings", ":material/scatter_plot:", (ATTENTION, FIGURES), body, INTRO)

@@ -6,14 +6,6 @@ from viz.content.settings import temperature_options
 
 
 def body(context):
-    st.markdown(
-        "A language model reads the sentence and, at **every** token, predicts the token that comes next (a causal "
-        "model does it for all positions in one pass). The hidden state of a position goes through a final norm and "
-        "one linear layer (the *unembedding*), giving one score (**logit**) per word of the vocabulary; the softmax "
-        "turns the logits into probabilities. The **temperature** divides the logits first."
-    )
-    st.latex(r"z = W_U \,\mathrm{norm}(h_{\text{position}}) + b \qquad p_i = \frac{e^{z_i / T}}{\sum_j e^{z_j / T}}")
-
     with guarded():
         trace = context.trace
         if trace.logits is not None or trace.last_logits is not None:
@@ -42,4 +34,11 @@ def body(context):
             st.page_link("pages/3_Attention.py", label="Open the full attention of this sentence", icon=":material/grid_on:")
 
 
-page("Next token", ":material/keyboard_double_arrow_right:", (SENTENCE, ATTENTION, FIGURES), body)
+INTRO = (
+    "A language model reads the sentence and, at **every** token, predicts the token that comes next (a causal "
+    "model does it for all positions in one pass). The hidden state of a position goes through a final norm and "
+    "one linear layer (the *unembedding*), giving one score (**logit**) per word of the vocabulary; the softmax "
+    "turns the logits into probabilities. The **temperature** divides the logits first.\n\n"
+    r"$$\displaystyle z = W_U \,\mathrm{norm}(h_{\text{position}}) + b \qquad p_i = \frac{e^{z_i / T}}{\sum_j e^{z_j / T}}$$"
+)
+page("Next token", ":material/keyboard_double_arrow_right:", (SENTENCE, ATTENTION, FIGURES), body, INTRO)

@@ -6,11 +6,6 @@ from viz.content.heads import ablation_section, heads_page, ranking_section
 
 def body(context):
     s, trace, model = context.settings, context.trace, context.model
-    st.markdown(
-        "What each head does **on this sentence**, computed now: how spread out its rows are (**entropy**), how far "
-        "it looks (**mean distance**), and how much of its weight goes to the previous token, the token itself, the "
-        "first token, [SEP]-like tokens and punctuation. The first rule in the table that a head meets gives its badge."
-    )
     with guarded():
         content = heads_page(s, trace, model)
         show(content, "head-grid", on_click=open_clicked_head())
@@ -73,4 +68,9 @@ def body(context):
             st.caption(f"{v['aligned']} tokens aligned; only in the first: {md(only_a)}; only in the second: {md(only_b)}.")
 
 
-page("Heads", ":material/hub:", (SENTENCE, ATTENTION, FIGURES), body)
+INTRO = (
+    "What each head does **on this sentence**, computed now: how spread out its rows are (**entropy**), how far "
+    "it looks (**mean distance**), and how much of its weight goes to the previous token, the token itself, the "
+    "first token, [SEP]-like tokens and punctuation. The first rule in the table that a head meets gives its badge."
+)
+page("Heads", ":material/hub:", (SENTENCE, ATTENTION, FIGURES), body, INTRO)

@@ -63,14 +63,15 @@ PAGES = (
 )
 
 
-def page(title: str, icon: str, controls: tuple[str, ...] = (), body: Callable[[PageContext], None] | None = None) -> PageContext:
+def page(title: str, icon: str, controls: tuple[str, ...] = (), body: Callable[[PageContext], None] | None = None, intro: str = "") -> PageContext:
     """Every page starts here: page config, navigation, the shared sidebar, and what the page draws from.
 
     `controls`: the sidebar controls this page uses besides sentences and model (SENTENCE, ATTENTION, FIGURES).
-    `body(context)`: the page below its title, with the sidebar's controls after the model box, as one
-    fragment: a toggle among those controls (layer, heads, mask, scaling, temperature, theme…) reruns only
-    it, not the page links, the text box and the model box. Without `body`, the page draws itself after
-    `page` returns.
+    `body(context)`: the page below its title and `intro`, as one fragment: a toggle among the sidebar's
+    controls after the model box (layer, heads, mask, scaling, temperature, theme…) reruns only it, not the
+    page links, the text box, the model box, those controls themselves and the intro. `intro`: markdown
+    above the body that no control changes, drawn by the full run alone. Without `body`, the page draws
+    itself after `page` returns.
     """
     st.set_page_config(page_title=f"{title} · Attention, step by step", page_icon=icon, layout="wide")
     start_view()
@@ -90,6 +91,8 @@ def page(title: str, icon: str, controls: tuple[str, ...] = (), body: Callable[[
     if lesson is not None:
         lesson_box(lesson, context, beside_question)
     if body is not None:
+        if intro:
+            st.markdown(intro)
         drawn = place_controls(drawn)
         st.session_state[FRESH] = True
         try:
