@@ -120,3 +120,23 @@ def test_a_click_in_the_page_is_shown_by_the_sidebars_controls(server, page):
     heads = page.locator("[data-testid=stButtonGroup]").filter(has=page.get_by_text("Heads", exact=True))
     pressed = heads.locator("button[aria-pressed=true]").all_inner_texts()
     assert pressed == ["3"], pressed
+
+
+def test_a_control_beside_a_lessons_question_reruns_the_view_alone(server, page):
+    """The lesson "Why divide by √d_k?" draws the scaling toggle beside its question (its full run): a
+    flip reruns the page's fragment, as the sidebar's controls do, not the whole page."""
+    frames = Frames(page)
+    page.goto(f"{server}/Lessons")
+    settle(page)
+    page.get_by_role("button", name="Open this lesson").first.click()
+    page.wait_for_url("**/Attention**", timeout=60_000)
+    settle(page, after=800)
+    frames.take()
+    toggle = scaling_box(page)
+    assert toggle.count() == 1 and page.locator("[data-testid=stSidebar]").locator("[data-testid=stCheckbox]").filter(has_text="Scale by").count() == 0
+    toggle.locator("label").first.click()  # beside the question, not in the sidebar
+    settle(page, after=800)
+    assert query_of(page)["scale"] == "0"
+    flipped = widget_labels(frames.take())
+    assert "Sentences, one per line" not in flipped and "Scale by 1/√d_k" not in flipped, flipped  # no full run
+    assert any(r"S' = S \;\text{(unscaled)}" in body for body in markdown_bodies(frames.last))

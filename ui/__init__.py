@@ -30,6 +30,7 @@ from ui.view import (
     ATTENTION,
     FIGURES,
     FRESH,
+    SHOWN,
     VIEW,
     PageContext,
     Sidebar,
@@ -45,6 +46,7 @@ from ui.view import (
     presentation_bar,
     rest_of_the_view,
     sidebar,
+    view_rerun,
 )
 
 SENTENCE = "sentence"  # with ATTENTION and FIGURES (ui.view): the sidebar controls a page asks for
@@ -88,8 +90,10 @@ def page(title: str, icon: str, controls: tuple[str, ...] = (), body: Callable[[
     stylesheet(context.settings.presenting)
     if context.settings.presenting:
         presentation_bar()
+    if body is not None:
+        st.session_state[SHOWN] = {}  # what the controls this full run draws show (ui.view.draw_controls)
     if lesson is not None:
-        lesson_box(lesson, context, beside_question)
+        lesson_box(lesson, context, beside_question, view_rerun() if body is not None else None)
     if body is not None:
         if intro:
             st.markdown(intro)

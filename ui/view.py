@@ -359,7 +359,7 @@ def draw_controls(drawn: Sidebar, part: str = "all") -> None:
         if hidden is not None:
             draw_control("hidden", hidden, settings, model, trace)
         return
-    on_change = _rerun_view if part == "page" and not config.get_option("global.appTest") else None
+    on_change = view_rerun() if part == "page" else None
     shown = []
     # the container has a line on top, the theme a line above it (ui/style.py): a divider is an element a rerun
     several = "sentence" in drawn.controls and len(trace.texts) > 1
@@ -393,13 +393,24 @@ def draw_controls(drawn: Sidebar, part: str = "all") -> None:
             format_func=lambda s: f"{s}× ({96 * s} dpi)",
             **_changes(on_change, "png_scale", shown),
         )
-    if part == "page":
-        st.session_state[SHOWN] = {name: st.session_state.get(name) for name in shown}
+    remember_shown(shown)
 
 
 ATTENTION, FIGURES = "attention", "figures"  # of a page's controls (ui.SENTENCE, ui.ATTENTION, ui.FIGURES)
 VIEW = "av_view"  # the key of a page's fragment (ui.page), which the controls drawn by its full run rerun alone
 SHOWN = "_controls_as_shown"  # widget key → the value its control shows in the browser, of those the full run drew
+
+
+def view_rerun():
+    """The callback that makes a control drawn by a page's full run rerun the page's fragment alone (`VIEW`);
+    None under Streamlit's AppTest (see `draw_controls`)."""
+    return None if config.get_option("global.appTest") else _rerun_view
+
+
+def remember_shown(widget_keys: list[str]) -> None:
+    """In a full run: these controls, drawn with `view_rerun()`, show their widgets' values now (`SHOWN`)."""
+    shown = st.session_state.setdefault(SHOWN, {})
+    shown.update((name, st.session_state.get(name)) for name in widget_keys)
 
 
 def _changes(on_change, widget_key: str, shown: list) -> dict:
