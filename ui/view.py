@@ -348,9 +348,11 @@ def draw_controls(drawn: Sidebar, part: str = "all") -> None:
     hidden tokens', each of which then reruns the page's fragment alone, `VIEW`) or "fragment" (the hidden
     tokens' pills and box, which the fragment keeps in step with each other on every rerun).
 
-    A control drawn by the full run is not sent again on a toggle: 10 of the Attention page's 13 controls,
-    about 1 ms of the server's CPU each (measured). A value changed without the control (a click in the
-    page, "Model's own settings", a clamp to the model) is drawn by a full run (`_controls_out_of_date`).
+    A control drawn by the full run is not sent again on a toggle: 10 of the Attention page's 13 controls
+    (59 → 51 messages a toggle). Streamlit starts a keyed rerun as a full run that it preempts after the
+    callbacks, which takes back most of their server CPU (README, speed); a control beside a lesson's
+    question, which reran the whole page, saves a third. A value changed without the control (a click in
+    the page, "Model's own settings", a clamp to the model) is drawn by a full run (`_controls_out_of_date`).
     Under Streamlit's AppTest, every control reruns the page: AppTest sends back the values of the elements
     it last received, not those a control not drawn again was set to."""
     settings, model, trace = drawn.context.settings, drawn.context.model, drawn.context.trace
