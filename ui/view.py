@@ -362,7 +362,7 @@ def draw_controls(drawn: Sidebar, part: str = "all") -> None:
             draw_control("hidden", hidden, settings, model, trace)
         return
     on_change = view_rerun() if part == "page" else None
-    shown = []
+    drawn_keys = []  # the widget keys of the controls drawn
     # the container has a line on top, the theme a line above it (ui/style.py): a divider is an element a rerun
     several = "sentence" in drawn.controls and len(trace.texts) > 1
     if several:
@@ -371,8 +371,9 @@ def draw_controls(drawn: Sidebar, part: str = "all") -> None:
             list(range(len(trace.texts))),
             key=key("sentence"),
             format_func=lambda i: f"{i + 1}: {trace.texts[i]}",
-            **_changes(on_change, key("sentence"), shown),
+            **_callback(on_change, key("sentence")),
         )
+        drawn_keys.append(key("sentence"))
     if ATTENTION in drawn.controls:
         if several:
             before.divider()
@@ -380,22 +381,23 @@ def draw_controls(drawn: Sidebar, part: str = "all") -> None:
             if name in drawn.elsewhere or (name == "hidden" and hidden is not None):
                 continue
             where = before if ATTENTION_CONTROLS.index(name) < ATTENTION_CONTROLS.index("hidden") else after
-            drawn_key = draw_control(name, where, settings, model, trace, on_change)
-            shown += [drawn_key] if drawn_key and on_change else []
+            drawn_keys.append(draw_control(name, where, settings, model, trace, on_change))
     # a change of presentation mode reruns the whole page (FULL_RUN_FIELDS): its own default, no callback
     after.toggle("Presentation mode", key=key("presenting"), help="Large fonts, no sidebar, one figure per screen; arrow keys move between figures.")
     if FIGURES in drawn.controls:
         # a segmented control, not a radio: Streamlit's radio reads the whole session state on every rerun
-        after.segmented_control("Figure theme", ["screen", "print"], key=key("theme"), required=True, **_changes(on_change, key("theme"), shown))
+        after.segmented_control("Figure theme", ["screen", "print"], key=key("theme"), required=True, **_callback(on_change, key("theme")))
         after.select_slider(
             "PNG resolution",
             options=[1, 2, 3, 4],
             value=2,
             key="png_scale",
             format_func=lambda s: f"{s}× ({96 * s} dpi)",
-            **_changes(on_change, "png_scale", shown),
+            **_callback(on_change, "png_scale"),
         )
-    remember_shown(shown)
+        drawn_keys += [key("theme"), "png_scale"]
+    if on_change is not None:
+        remember_shown([name for name in drawn_keys if name])
 
 
 ATTENTION, FIGURES = "attention", "figures"  # of a page's controls (ui.SENTENCE, ui.ATTENTION, ui.FIGURES)
@@ -410,22 +412,19 @@ def view_rerun():
 
 
 def remember_shown(widget_keys: list[str]) -> None:
-    """In a full run: these controls, drawn with `view_rerun()`, show their widgets' values now (`SHOWN`)."""
+    """These controls, drawn with `view_rerun()` (or just changed by the user), show their widgets' values now (`SHOWN`)."""
     shown = st.session_state.setdefault(SHOWN, {})
     shown.update((name, st.session_state.get(name)) for name in widget_keys)
 
 
-def _changes(on_change, widget_key: str, shown: list) -> dict:
-    """The keyword arguments that make a control rerun the page's fragment alone (none without `on_change`)."""
-    if on_change is None:
-        return {}
-    shown.append(widget_key)
-    return {"on_change": on_change, "args": (widget_key,)}
+def _callback(on_change, widget_key: str) -> dict:
+    """The keyword arguments that call `on_change(widget_key)` when the control changes (none without it)."""
+    return {} if on_change is None else {"on_change": on_change, "args": (widget_key,)}
 
 
 def _rerun_view(widget_key: str) -> None:
     """A control drawn by the full run changed: the browser shows its new value; rerun the fragment alone."""
-    st.session_state.setdefault(SHOWN, {})[widget_key] = st.session_state.get(widget_key)
+    remember_shown([widget_key])
     st.rerun(VIEW)
 
 
@@ -524,7 +523,7 @@ def draw_control(name: str, where, settings: Settings, model: TracedModel, trace
     """One attention control (a field of ATTENTION_CONTROLS) in `where` (the sidebar or a lesson's box);
     `on_change(widget_key)`, if given, is called when the user changes it. Returns the control's widget
     key, None where there is no control (a model of one layer)."""
-    changes = {} if on_change is None else {"on_change": on_change, "args": (key(name),)}
+    changes = _callback(on_change, key(name))
     if name == "layer":
         if model.n_layers > 1:
             # a select slider, not a slider: Streamlit's slider without a value reads the whole session state
