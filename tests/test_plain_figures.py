@@ -131,18 +131,6 @@ def test_subplots_lay_out_what_make_subplots_does():
     assert plain.subplots(1, 3, titles=titles, column_widths=[0.4, 0.3, 0.3], horizontal_spacing=0.08)[0]["annotations"][0]["text"] == "a"
 
 
-def test_a_plain_copy_sends_what_a_validated_copy_does_and_is_a_copy(toy):
-    """`plain.copy` (the page's clickable copies of the stages and the overview) equals `go.Figure(fig)`."""
-    figures = page_figures(VIEWS["two heads, a hidden key, layer 1"], toy)
-    for name in ("attention/stages-L1-H0", "attention/overview-all-heads", "attention/head-view-L1", "tokens/tokens-s1"):
-        fig = figures[name]
-        copied = plain.copy(fig)
-        assert sent(copied) == sent(go.Figure(fig)), name
-        copied.add_trace(go.Scatter(x=[0], y=[0]))
-        copied.update_layout(clickmode="event+select")
-        assert len(fig.data) == len(copied.data) - 1 and fig.layout.clickmode is None, name
-
-
 def test_the_value_norm_panels_name_tokens_in_hover_only_up_to_the_attention_pages_limit():
     """Like the Attention page's figures: hover text per cell up to MAX_HOVER_CELLS cells a panel."""
     from viz.heads import value_norm_figure

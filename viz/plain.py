@@ -210,13 +210,6 @@ def _known_template(value) -> bool:
     return any(value == made for made in list(_TEMPLATES.values()))  # no arrays in a registered template's JSON
 
 
-def copy(fig: go.Figure) -> go.Figure:
-    """A copy of ``fig`` that is not validated again (``go.Figure(fig)`` validates every property of the
-    copy, the template included: about 10 ms a figure), for a figure to add to (click targets): its own
-    dicts and lists (``figure`` copies them), the arrays shared read-only."""
-    return figure(fig._data, fig._layout)
-
-
 GRID_OPTIONS = frozenset({"horizontal_spacing", "vertical_spacing", "column_widths", "row_heights", "shared_xaxes"})
 
 
