@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 import torch
 from torch import Tensor
 
-from model.attention import AttentionStages, MaskSpec, attention_output, attention_stages, entropy_bits
+from model.attention import AttentionStages, MaskSpec, attention_pattern, attention_stages, entropy_bits
 from model.tokenizers import Token, is_visible_text
 
 MAX_SENTENCES = 32  # a batch larger than a class can read is cut, with a notice
@@ -169,10 +169,9 @@ class Trace:
         if not 0 <= layer < self.n_layers:
             raise IndexError(f"layer {layer} out of range 0…{self.n_layers - 1}")
         rows = slice(None) if sentence is None else slice(sentence, sentence + 1)
-        pattern, _ = attention_output(
+        pattern = attention_pattern(
             self.q[layer, rows],
             self.k[layer, rows],
-            self.v[layer, rows],
             self.attend(mask)[rows],
             scale=self.scale if scale is None else scale,
             temperature=self.temperature if temperature is None else temperature,

@@ -391,6 +391,48 @@ def test_downsample_works_on_leading_axes():
     np.testing.assert_allclose(out[1], viz.downsample(stack[1], 2))
 
 
+def test_downsample_with_a_mask_gives_what_nan_cells_give_bit_for_bit():
+    rng = np.random.default_rng(4)
+    stack = rng.random((3, 70, 70), dtype=np.float32)  # [head, query, key]
+    causal = np.triu(np.ones((70, 70), dtype=bool), 1)
+    as_nan = np.where(causal, np.nan, stack)
+    fast = viz.downsample(stack, 8, masked=causal)
+    np.testing.assert_array_equal(fast, viz.downsample(as_nan, 8))  # the same sums, in the same order
+    assert np.isnan(fast[:, 0, 7]).all() and not np.isnan(fast[:, 7, 0]).any()  # a block wholly masked is a gap
+    own_gap = stack.copy()
+    own_gap[1, 69, 0] = np.nan  # a NaN of the matrix's own is left out too
+    np.testing.assert_array_equal(viz.downsample(own_gap, 8, masked=causal), viz.downsample(np.where(causal, np.nan, own_gap), 8))
+    with pytest.raises(ValueError, match="masked has shape"):
+        viz.downsample(stack, 8, masked=causal[:5])
+
+
+def test_heads_overview_reads_a_sequence_of_layers_once_each():
+    rng = np.random.default_rng(5)
+    patterns = rng.dirichlet(np.ones(60), size=(3, 2, 60)).astype(np.float32)  # [layer, head, query, key]
+    causal = np.triu(np.ones((60, 60), dtype=bool), 1)
+    reads = []
+
+    class Layers:  # computes a layer when asked, as the Attention page's overview does
+        def __len__(self):
+            return len(patterns)
+
+        def __getitem__(self, layer):
+            reads.append(layer)
+            return patterns[layer].copy()
+
+    from_array = viz.heads_overview(patterns, ["t"] * 60, ["t"] * 60, masked=causal, max_cells=16)
+    lazily = viz.heads_overview(Layers(), ["t"] * 60, ["t"] * 60, masked=causal, max_cells=16)
+    assert reads == [0, 1, 2]
+    np.testing.assert_array_equal(np.asarray(lazily.data[0].z), np.asarray(from_array.data[0].z))
+    expected = viz.downsample(np.where(causal, np.nan, patterns[2, 1]), 16)
+    np.testing.assert_allclose(overview_panel(lazily, 2, 1), expected, rtol=1e-6)
+    short = [patterns[0], patterns[1][:, :50, :50]]
+    with pytest.raises(ValueError, match="layer 1 of patterns has shape"):
+        viz.heads_overview(short, ["t"] * 60, ["t"] * 60)
+    with pytest.raises(ValueError, match="4 dimensions"):
+        viz.heads_overview(patterns[0], ["t"] * 60, ["t"] * 60)
+
+
 def test_heads_overview_small():
     rng = np.random.default_rng(2)
     patterns = rng.dirichlet(np.ones(5), size=(2, 3, 5))  # [layer, head, query_pos, key_pos]

@@ -303,20 +303,35 @@ def block_edges(n: int, max_cells: int) -> np.ndarray:
     return np.linspace(0, n, max_cells + 1).astype(np.int64)
 
 
-def downsample(matrix, max_cells: int) -> np.ndarray:
+def downsample(matrix, max_cells: int, *, masked=None) -> np.ndarray:
     """Average blocks so neither of the last two axes exceeds ``max_cells``.
 
     ``matrix`` is ``[..., query_pos, key_pos]``. An axis of length ``n >
     max_cells`` is cut into ``max_cells`` consecutive blocks whose sizes
     differ by at most one (``n`` need not be divisible), and each output
     cell is the mean of its block. NaN cells are ignored; a block that is all
-    NaN gives NaN. Shorter axes are left as they are.
+    NaN gives NaN. Shorter axes are left as they are. ``masked``
+    (``[query_pos, key_pos]``, True = left out) gives the same result as those
+    cells set to NaN, faster for many heads: the cells counted are the mask's,
+    found once for every head.
 
     Example: a 4×4 matrix with ``max_cells=2`` becomes the 2×2 matrix of the
     means of its four 2×2 quarters.
     """
     if max_cells < 1:
         raise ValueError("max_cells must be at least 1")
+    if masked is not None:
+        matrix, mask = np.asarray(matrix), np.asarray(masked, dtype=bool)
+        if matrix.ndim < 2 or mask.shape != matrix.shape[-2:]:
+            raise ValueError(f"masked has shape {mask.shape}, the matrix {matrix.shape}")
+        if matrix.dtype.kind == "f" and not np.isnan(matrix).any():  # the mask's cells are the only ones left out
+            row_edges, col_edges = block_edges(matrix.shape[-2], max_cells), block_edges(matrix.shape[-1], max_cells)
+            kept = np.where(mask, matrix.dtype.type(0), matrix)
+            totals = np.add.reduceat(np.add.reduceat(kept, col_edges[:-1], axis=-1, dtype=np.float64), row_edges[:-1], axis=-2)
+            counts = np.add.reduceat(np.add.reduceat(~mask, col_edges[:-1], axis=-1, dtype=np.int32), row_edges[:-1], axis=-2)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(counts > 0, totals / np.maximum(counts, 1), np.nan)
+        matrix = np.where(mask, np.nan, matrix)
     values = np.asarray(matrix, dtype=np.float64)
     if values.ndim < 2:
         raise ValueError(f"matrix needs at least 2 dimensions, got shape {values.shape}")

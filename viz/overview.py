@@ -25,7 +25,8 @@ def heads_overview(
 ) -> go.Figure:
     """Small multiples of every head's pattern: rows are layers, columns heads.
 
-    ``patterns`` is ``[n_layers, n_heads, query_pos, key_pos]``. The panels are tiled into one
+    ``patterns`` is ``[n_layers, n_heads, query_pos, key_pos]``: an array, or a sequence of the layers'
+    ``[n_heads, query_pos, key_pos]`` read one at a time. The panels are tiled into one
     heatmap (one trace, so a 6 × 12 grid builds and draws fast), separated by gaps, all on one
     colour scale (0 to 1, or to the largest weight with ``pattern_colour="own"``), so a bright cell means the same weight everywhere. Panels larger
     than ``max_cells`` per side are reduced by block averaging (see ``downsample``): 6 × 12 heads
@@ -33,15 +34,18 @@ def heads_overview(
     (``layer_names`` if given); hover gives the weight. ``masked`` (``[query_pos, key_pos]``) turns
     masked cells into gaps. ``overview_panel`` cuts one head's panel back out.
     """
-    values = as_float32(patterns, ndim=4, name="patterns")  # [layer, head, query_pos, key_pos]
-    n_layers, n_heads, n_query, n_key = values.shape
-    if values.size == 0:
+    if isinstance(patterns, np.ndarray) and patterns.ndim != 4:
+        raise ValueError(f"patterns must have 4 dimensions, got shape {patterns.shape}")
+    n_layers = len(patterns)
+    first = as_float32(patterns[0], ndim=3, name="a layer of patterns") if n_layers else np.zeros((0, 0, 0), np.float32)
+    n_heads, n_query, n_key = first.shape
+    if first.size == 0:
         return nothing_to_draw(title, "no tokens" if n_layers * n_heads else "no heads")
+    mask = None
     if masked is not None:
         mask = np.asarray(masked, dtype=bool)
         if mask.shape != (n_query, n_key):
             raise ValueError(f"masked has shape {mask.shape}, patterns are {n_query}×{n_key}")
-        values[:, :, mask] = np.nan
     q_labels = position_labels(check_labels(query_labels, n_query, "query_labels"))
     k_labels = position_labels(check_labels(key_labels, n_key, "key_labels"))
     if layer_names is not None and len(layer_names) != n_layers:
@@ -49,9 +53,20 @@ def heads_overview(
     if max_cells is None:  # each panel is drawn a few dozen pixels wide: more cells would not show
         max_cells = 48 if n_heads <= 4 else 32
     reduced = n_query > max_cells or n_key > max_cells
-    if reduced:
-        # layer by layer: block averaging works in float64, which for 30 layers of 512 tokens would be GBs
-        values = np.stack([downsample(layer, max_cells).astype(np.float32) for layer in values])  # [layer, head, query_block, key_block]
+
+    def panels(layer: int) -> np.ndarray:  # one layer's heads as drawn: masked cells NaN, block averages if reduced
+        values = first if layer == 0 else as_float32(patterns[layer], ndim=3, name="a layer of patterns")
+        if values.shape != first.shape:
+            raise ValueError(f"layer {layer} of patterns has shape {values.shape}, layer 0 {first.shape}")
+        if reduced:
+            return downsample(values, max_cells, masked=mask).astype(np.float32)
+        if mask is not None:
+            values[:, mask] = np.nan
+        return values
+
+    # layer by layer: `patterns` may compute each layer when asked (viz.content's overview), and block
+    # averaging works in float64; 30 layers of 9 heads at 512 tokens are 280 MB in float32 alone
+    values = np.stack([panels(layer) for layer in range(n_layers)])  # [layer, head, query_block, key_block]
     rows, cols = values.shape[2], values.shape[3]
     query_starts = [int(p) for p in block_edges(n_query, max_cells)[:-1]]  # first position of each row block
     key_starts = [int(p) for p in block_edges(n_key, max_cells)[:-1]]

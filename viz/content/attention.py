@@ -298,20 +298,29 @@ def scaling_figures(trace, sentence: int, layer: int, head: int, *, pattern_colo
 def overview_figure(trace, sentence: int, *, pattern_colour: str = "fixed") -> go.Figure:
     """Every head of every layer as small multiples (downsampled for long inputs)."""
     labels = sentence_labels(trace, sentence)
-    first = trace.pattern(0, sentence).numpy()
-    patterns = np.empty((trace.n_layers, *first.shape), dtype=first.dtype)  # filled layer by layer: one copy in memory
-    patterns[0] = first
-    for layer in range(1, trace.n_layers):
-        patterns[layer] = trace.pattern(layer, sentence).numpy()
     hidden = ~trace.attend()[sentence, 0].numpy()
     return heads_overview(
-        patterns,
+        _LayerPatterns(trace, sentence),
         labels,
         labels,
         masked=hidden,
         pattern_colour=pattern_colour,
         title=f"{safe_label(trace.model_name)}: attention patterns of every head{state_note(trace, labels, sentence)}",
     )
+
+
+class _LayerPatterns:
+    """The sentence's pattern `[head, query_pos, key_pos]` of each layer, computed when `heads_overview` reads
+    it: one layer in memory at a time, not all of them (280 MB for SmolLM2 at 512 tokens)."""
+
+    def __init__(self, trace, sentence: int):
+        self.trace, self.sentence = trace, sentence
+
+    def __len__(self) -> int:
+        return self.trace.n_layers
+
+    def __getitem__(self, layer: int) -> np.ndarray:
+        return self.trace.pattern(layer, self.sentence).numpy()
 
 
 def worked_example_table(step: dict, scaling: bool) -> pd.DataFrame:
