@@ -63,7 +63,8 @@ def body(context):
 
         st.markdown(
             "### Every head of every layer\n\n"
-            "Small multiples of the softmax pattern; large inputs are averaged into blocks. Click a tile to open that layer and head above."
+            "Small multiples of the softmax pattern. In a long input a cell is a block of tokens: the weight its queries give its keys, "
+            "so each row still sums to 1. Click a tile to open that layer and head above."
         )
         show_clickable_overview(content)
         open_head_box(content.values["head_options"])

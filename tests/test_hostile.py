@@ -11,6 +11,7 @@ from test_app import on_page, start
 from model import InputError, load_model
 from model.tokenizers import is_visible_text
 from viz.focus import FOCUS_TOKENS, focus_range
+from viz.heatmap import block_weights
 from ui.text import badge_label, md
 
 SCRIPT = "<script>alert(1)</script> <img src=x onerror=alert(2)> [link](http://evil.example) ![i](http://evil.example/x.png) $x^2$"
@@ -56,13 +57,16 @@ def test_ten_thousand_characters_are_cut_to_the_context_with_a_notice():
     at.sidebar.text_area(key="w_text").set_value(text).run()
     at = on_page(at, "pages/3_Attention.py")
     assert any("only the first 512" in i.value for i in at.info)
-    blocks = heatmaps(chart_titled(at, ["head 0 ·", "means of 4×4 blocks"]))["softmax"]
-    assert blocks.shape == (128, 128)  # side-by-side panels: block means
+    blocks = heatmaps(chart_titled(at, ["head 0 ·", "blocks of 4×4 tokens"]))["softmax"]
+    assert blocks.shape == (128, 128)  # side-by-side panels: blocks of 4×4 tokens
+    whole = load_model("toy").trace([text]).stages(0).pattern[0, 0].numpy()
+    weights = block_weights(whole, 128, masked=np.triu(np.ones((512, 512), dtype=bool), 1))  # what each block's queries give its keys
+    np.testing.assert_allclose(np.nan_to_num(blocks), np.nan_to_num(weights), atol=1e-3)  # (values sent to 4 digits)
+    np.testing.assert_allclose(np.nansum(blocks, axis=1), 1.0, atol=0.01)  # a row of blocks still sums to 1
     focus = heatmaps(chart_titled(at, ["head 0", "focus window"]))["focus window"]
     assert focus.shape == (FOCUS_TOKENS, FOCUS_TOKENS)  # every token of the window, at full resolution
     low, high = focus_range(512, 512 // 2)  # the window around the middle token by default
-    pattern = load_model("toy").trace([text]).stages(0).pattern[0, 0, low:high, low:high].numpy()
-    np.testing.assert_allclose(np.nan_to_num(focus), pattern, atol=1e-4)
+    np.testing.assert_allclose(np.nan_to_num(focus), whole[low:high, low:high], atol=1e-4)
 
 
 def test_hundreds_of_sentences_are_bounded_with_a_notice():

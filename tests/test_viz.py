@@ -406,6 +406,30 @@ def test_downsample_with_a_mask_gives_what_nan_cells_give_bit_for_bit():
         viz.downsample(stack, 8, masked=causal[:5])
 
 
+def test_block_weights_keep_one_key_that_takes_the_weight_as_bright_as_it_is():
+    n = 512
+    causal = np.triu(np.ones((n, n), dtype=bool), 1)
+    sink = np.where(causal, 0.0, 0.1 / np.arange(1, n + 1)[:, None])  # 0.1 spread over each row's keys …
+    sink[:, 0] += 0.9  # … and 0.9 on the first token
+    previous = np.eye(n, k=-1)  # every query on the token before it
+    previous[0, 0] = 1.0
+    for pattern in (sink, previous):
+        np.testing.assert_allclose(pattern.sum(axis=1), 1.0)
+    blocks = viz.block_weights(np.stack([sink, previous]), 32, masked=causal)  # [head, 32, 32]: 16 × 16 tokens a block
+    assert blocks.shape == (2, 32, 32)
+    np.testing.assert_allclose(np.nansum(blocks, axis=-1), 1.0)  # a row of blocks still sums to 1
+    assert blocks[0, 5:, 0].min() > 0.9  # the first token keeps its weight; a block mean made it 0.06
+    assert viz.downsample(np.where(causal, np.nan, sink), 32)[5:, 0].max() < 0.07
+    assert np.isnan(blocks[:, 0, 1]).all()  # a block of keys no query of the block may see: a gap
+    np.testing.assert_allclose(np.diagonal(blocks[1]), 15 / 16, atol=1 / 16 + 1e-12)  # 15 of 16 queries look inside their block
+    np.testing.assert_allclose(blocks[1, 1, 0], 1 / 16)  # the first of the second block looks back into the first
+    rng = np.random.default_rng(6)
+    small = rng.random((5, 7))  # blocks of unequal sizes
+    rows, cols = block_edges(5, 3), block_edges(7, 3)
+    expected = [[small[rows[i] : rows[i + 1], cols[j] : cols[j + 1]].sum(axis=1).mean() for j in range(3)] for i in range(3)]
+    np.testing.assert_allclose(viz.block_weights(small, 3), expected, rtol=1e-12)
+
+
 def test_heads_overview_reads_a_sequence_of_layers_once_each():
     rng = np.random.default_rng(5)
     patterns = rng.dirichlet(np.ones(60), size=(3, 2, 60)).astype(np.float32)  # [layer, head, query, key]
@@ -424,7 +448,7 @@ def test_heads_overview_reads_a_sequence_of_layers_once_each():
     lazily = viz.heads_overview(Layers(), ["t"] * 60, ["t"] * 60, masked=causal, max_cells=16)
     assert reads == [0, 1, 2]
     np.testing.assert_array_equal(np.asarray(lazily.data[0].z), np.asarray(from_array.data[0].z))
-    expected = viz.downsample(np.where(causal, np.nan, patterns[2, 1]), 16)
+    expected = viz.block_weights(patterns[2, 1], 16, masked=causal)
     np.testing.assert_allclose(overview_panel(lazily, 2, 1), expected, rtol=1e-6)
     short = [patterns[0], patterns[1][:, :50, :50]]
     with pytest.raises(ValueError, match="layer 1 of patterns has shape"):
@@ -458,7 +482,9 @@ def test_heads_overview_masked_and_downsampled():
     z = overview_panel(fig, 0, 1)
     assert z.shape == (10, 10)
     assert np.isnan(z[0, 9]) and not np.isnan(z[9, 0])
-    np.testing.assert_allclose(z, viz.downsample(np.where(mask, np.nan, patterns[0, 1]), 10), rtol=1e-5)
+    np.testing.assert_allclose(z, viz.block_weights(np.where(mask, np.nan, patterns[0, 1]), 10), rtol=1e-5)
+    np.testing.assert_allclose(np.nansum(z, axis=1), 1.0, rtol=1e-5)  # blocks of a row still share one unit of weight
+    assert "weight to these keys" in heatmaps(fig)[0].hovertemplate
 
 
 def test_heads_overview_json_stays_small_for_distilbert_size_at_512_tokens():
@@ -468,7 +494,7 @@ def test_heads_overview_json_stays_small_for_distilbert_size_at_512_tokens():
     payload = fig.to_json()
     assert len(payload) < 2_000_000
     assert overview_panel(fig, 5, 11).shape == (32, 32)
-    np.testing.assert_allclose(overview_panel(fig, 0, 0), viz.downsample(patterns[0, 0], 32), rtol=1e-5)
+    np.testing.assert_allclose(overview_panel(fig, 0, 0), viz.block_weights(patterns[0, 0], 32), rtol=1e-5)
     assert json.loads(payload)["data"][0]["z"]["dtype"] == "f4"
 
 

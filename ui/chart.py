@@ -168,7 +168,7 @@ def placeholder_data(live: dict | None) -> bytes:
     title start; viz.content.attention.head_in_browser) and where its pill is. When the head's pill
     is clicked, the browser draws it from a shown head's figure (live.js). The same bytes whatever the
     mask, scaling or temperature, so a toggle does not send them again. `live` None: the browser cannot
-    draw the head (a later layer, block means); the element stays, hidden, with its last drawing."""
+    draw the head (a later layer, blocks of tokens); the element stays, hidden, with its last drawing."""
     return json.dumps({"version": None, "placeholder": True, "live": live}).encode("utf-8") + b"\n"  # the version first (chart_version)
 
 

@@ -221,7 +221,7 @@ def _set_cell(content, query: int, key_position: int) -> None:
 
 def show_clickable_stages(content, figure_id: str) -> bool:
     """The stages of one head, whose softmax panel's cells set the worked example; False when too large
-    to click (block means), and then drawn as usual. Content may be shared between sessions: the
+    to click (blocks of tokens), and then drawn as usual. Content may be shared between sessions: the
     click targets go on a copy."""
     from ui.figures import made_once, show_figure
     from ui.view import live_controls
@@ -307,10 +307,10 @@ def show_stages_placeholder(content, figure_id: str) -> None:
 
 def _clickable_stages(figure, n: int, cell: tuple) -> tuple:
     """A copy of the stages figure whose softmax cells can be clicked, the chosen cell marked; and whether
-    it is clickable (False for block means, and then the figure itself)."""
+    it is clickable (False for blocks of tokens, and then the figure itself)."""
     from viz.clickable import with_cell_targets
 
-    if n > FULL_RESOLUTION:  # block means: nothing to click, nothing added
+    if n > FULL_RESOLUTION:  # blocks of tokens: nothing to click, nothing added
         return figure, False
     return with_cell_targets(figure, xaxis="x4", yaxis="y4", cell=cell)
 

@@ -18,7 +18,7 @@ zip and folder; also the command line ``python -m viz.export``, whose code is
 """
 
 from .focus import focus_figure, focus_range, renormalised_figure, renormalised_without
-from .heatmap import attention_heatmap, downsample, weight_scale
+from .heatmap import attention_heatmap, block_weights, downsample, weight_scale
 from .overview import heads_overview
 from .stages import row_entropy, row_stats_figure, stage_titles, stages_figure
 from .embeddings import projection_figure, sense_layers_figure, trajectory_figure
@@ -39,6 +39,7 @@ __all__ = [
     "SEQUENTIAL",
     "apply_print_theme",
     "attention_heatmap",
+    "block_weights",
     "downsample",
     "focus_figure",
     "focus_range",

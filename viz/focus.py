@@ -1,7 +1,7 @@
 """Two ways of reading a pattern that one heatmap does not show well.
 
 * A **focus window** for long inputs: a range of tokens around a chosen one drawn at full
-  resolution with readable labels, beside an overview of the whole input (block means) on which
+  resolution with readable labels, beside an overview of the whole input (in blocks of tokens) on which
   the window is outlined.
 * **Hiding sink tokens and renormalising**: many pretrained heads put most of their weight on the
   first token, ``[CLS]`` or ``[SEP]``, so everything else looks dark. Dropping those keys and
@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from . import plain
 from ._common import apply_mask, as_float32, check_labels, nothing_to_draw
-from .heatmap import attention_heatmap, block_edges, downsample, heatmap_trace, matrix_axes, weight_scale
+from .heatmap import attention_heatmap, block_edges, block_weights, heatmap_trace, matrix_axes, weight_scale
 from .labels import position_labels, ticks_for
 from .theme import MASK_COLOR, SEQUENTIAL
 
@@ -97,8 +97,8 @@ def focus_figure(
 ) -> go.Figure:
     """A window of ``width`` tokens around ``centre`` at full resolution, beside the whole input.
 
-    ``pattern`` is ``[query_pos, key_pos]`` over the whole input. Left: the overview (block means
-    of at most 64 × 64, the window outlined). Right: rows and columns ``start .. stop`` of the
+    ``pattern`` is ``[query_pos, key_pos]`` over the whole input. Left: the overview (at most 64 × 64
+    blocks, each the weight its queries give its keys: ``block_weights``; the window outlined). Right: rows and columns ``start .. stop`` of the
     pattern, every cell, its labels thinned only as far as they must be and never hiding
     ``centre``. Both panels share one colour scale.
     """
@@ -110,15 +110,15 @@ def focus_figure(
     apply_mask(values, None if masked is None else np.asarray(masked, dtype=bool))
     start, stop = focus_range(n, centre, width)
     window = values[start:stop, start:stop]
-    overview = downsample(values, OVERVIEW_CELLS).astype(np.float32)  # [query_block, key_block]
+    overview = block_weights(values, OVERVIEW_CELLS).astype(np.float32)  # [query_block, key_block]
     edges = block_edges(n, OVERVIEW_CELLS)
-    low, high, bar = weight_scale(values, colour=pattern_colour)
+    low, high, bar = weight_scale(values, overview, colour=pattern_colour)
 
     layout, cell = plain.subplots(
         1,
         2,
         titles=[
-            f"whole input: {n} tokens" + (" (block means)" if n > OVERVIEW_CELLS else ""),
+            f"whole input: {n} tokens" + (" in blocks" if n > OVERVIEW_CELLS else ""),
             f"tokens {start}–{stop - 1} around “{labels[centre]}” ({centre})",
         ],
         column_widths=[0.38, 0.62],
@@ -133,7 +133,7 @@ def focus_figure(
         coloraxis="coloraxis",
         with_tokens=False,
         name="whole input",
-        cells={"stage": "pattern (block means)", **(cells or {})},
+        cells={"stage": "pattern (weights of blocks of tokens)", **(cells or {})},
         positions=(edges[:-1], edges[:-1]),
     )
     window_labels = labels[start:stop]

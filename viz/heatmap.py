@@ -303,6 +303,36 @@ def block_edges(n: int, max_cells: int) -> np.ndarray:
     return np.linspace(0, n, max_cells + 1).astype(np.int64)
 
 
+def block_weights(pattern, max_cells: int, *, masked=None) -> np.ndarray:
+    """Attention weights ``[..., query_pos, key_pos]`` as a pattern of at most ``max_cells`` blocks a side.
+
+    A cell is the weight the block's queries give the block's keys: each query's weights summed over
+    the keys of the block, averaged over the queries of the block. So a row of blocks sums to what a
+    row of weights sums to (1), and one key that takes most of the weight (the first token, the
+    previous one) stays as bright as it is, where a block mean (``downsample``) would divide it by the
+    block's width: at 512 tokens in 32 blocks, a weight of 0.9 became a mean of 0.06. NaN cells and
+    ``masked`` ones (``[query_pos, key_pos]``, True) weigh nothing; a block with no other cell is NaN
+    (a gap). Blocks as in ``downsample``; shorter axes are left as they are.
+    """
+    if max_cells < 1:
+        raise ValueError("max_cells must be at least 1")
+    values = np.asarray(pattern)
+    values = values if values.dtype.kind == "f" else values.astype(np.float64)
+    if values.ndim < 2:
+        raise ValueError(f"pattern needs at least 2 dimensions, got shape {values.shape}")
+    mask = np.zeros(values.shape[-2:], dtype=bool) if masked is None else np.asarray(masked, dtype=bool)
+    if mask.shape != values.shape[-2:]:
+        raise ValueError(f"masked has shape {mask.shape}, the pattern {values.shape}")
+    row_edges, col_edges = block_edges(values.shape[-2], max_cells), block_edges(values.shape[-1], max_cells)
+    rows, cols = row_edges[:-1], col_edges[:-1]
+    own_gaps = np.isnan(values)
+    present = ~mask & ~own_gaps if own_gaps.any() else ~mask  # the mask's alone: found once for every head
+    kept = np.where(present, values, values.dtype.type(0))
+    totals = np.add.reduceat(np.add.reduceat(kept, cols, axis=-1, dtype=np.float64), rows, axis=-2)
+    counts = np.add.reduceat(np.add.reduceat(present, cols, axis=-1, dtype=np.int32), rows, axis=-2)
+    return np.where(counts > 0, totals / np.diff(row_edges)[:, None], np.nan)
+
+
 def downsample(matrix, max_cells: int, *, masked=None) -> np.ndarray:
     """Average blocks so neither of the last two axes exceeds ``max_cells``.
 

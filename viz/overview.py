@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from . import plain
 from ._common import as_float32, check_labels, nothing_to_draw
-from .heatmap import block_edges, downsample, weight_scale
+from .heatmap import block_edges, block_weights, weight_scale
 from .labels import position_labels
 from .theme import SEQUENTIAL
 
@@ -29,8 +29,9 @@ def heads_overview(
     ``[n_heads, query_pos, key_pos]`` read one at a time. The panels are tiled into one
     heatmap (one trace, so a 6 × 12 grid builds and draws fast), separated by gaps, all on one
     colour scale (0 to 1, or to the largest weight with ``pattern_colour="own"``), so a bright cell means the same weight everywhere. Panels larger
-    than ``max_cells`` per side are reduced by block averaging (see ``downsample``): 6 × 12 heads
-    at 512 tokens are sent as 32 × 32 blocks each (48 × 48 for four heads or fewer). The x axis names the heads, the y axis the layers
+    than ``max_cells`` per side are drawn in blocks of tokens, each the weight its queries give its keys
+    (``block_weights``: a row of blocks still sums to 1): 6 × 12 heads at 512 tokens are sent as 32 × 32
+    blocks each (48 × 48 for four heads or fewer). The x axis names the heads, the y axis the layers
     (``layer_names`` if given); hover gives the weight. ``masked`` (``[query_pos, key_pos]``) turns
     masked cells into gaps. ``overview_panel`` cuts one head's panel back out.
     """
@@ -59,13 +60,13 @@ def heads_overview(
         if values.shape != first.shape:
             raise ValueError(f"layer {layer} of patterns has shape {values.shape}, layer 0 {first.shape}")
         if reduced:
-            return downsample(values, max_cells, masked=mask).astype(np.float32)
+            return block_weights(values, max_cells, masked=mask).astype(np.float32)
         if mask is not None:
             values[:, mask] = np.nan
         return values
 
-    # layer by layer: `patterns` may compute each layer when asked (viz.content's overview), and block
-    # averaging works in float64; 30 layers of 9 heads at 512 tokens are 280 MB in float32 alone
+    # layer by layer: `patterns` may compute each layer when asked (viz.content's overview), and the blocks'
+    # sums are taken in float64; 30 layers of 9 heads at 512 tokens are 280 MB in float32 alone
     values = np.stack([panels(layer) for layer in range(n_layers)])  # [layer, head, query_block, key_block]
     rows, cols = values.shape[2], values.shape[3]
     query_starts = [int(p) for p in block_edges(n_query, max_cells)[:-1]]  # first position of each row block
@@ -86,7 +87,7 @@ def heads_overview(
         z=tiled,
         coloraxis="coloraxis",
         hoverongaps=False,
-        hovertemplate="weight %{z:.3f}<extra></extra>",
+        hovertemplate=("weight to these keys %{z:.3f}" if reduced else "weight %{z:.3f}") + "<extra></extra>",
         name="every head",
         meta=dict(
             kind="attention-grid",

@@ -56,7 +56,7 @@ def head_title(trace, layer: int, head: int, labels: list[str], sentence: int) -
 
 
 def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed", focus: int | None = None) -> go.Figure:
-    """The four stages of one head side by side, masked cells as gaps (block means beyond 128 tokens).
+    """The four stages of one head side by side, masked cells as gaps (in blocks of tokens beyond 128).
 
     Panel titles follow the state: the divisor used (or "no scaling"), the mask and hidden keys, the
     temperature. Raw and scaled scores share one colour scale."""
@@ -75,7 +75,7 @@ def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, 
     )
     positions = None
     if block > 1:
-        title += f" · means of {block}×{block} blocks"
+        title += f" · blocks of {block}×{block} tokens"  # what a block holds: the long-input notice (head_part)
         starts = [int(p) for p in np.linspace(0, len(labels), len(shown_labels) + 1).astype(int)[:-1]]
         positions = (starts, starts)
     keep = (focus, focus) if focus is not None and block == 1 else (None, None)
@@ -268,9 +268,9 @@ def scaling_figures(trace, sentence: int, layer: int, head: int, *, pattern_colo
     unscaled = trace.pattern(layer, sentence, scale=False)[head].numpy()
     hidden = ~trace.attend()[sentence, 0].numpy()
     stats = row_stats_figure(scaled, unscaled, labels, masked=hidden)
-    shown, block_labels, block_hidden, block = fit({"pattern": scaled, "unscaled": unscaled}, labels, hidden)
-    note = f" · means of {block}×{block} blocks" if block > 1 else ""
-    low, high, bar = weight_scale(np.where(hidden, np.nan, scaled), np.where(hidden, np.nan, unscaled), colour=pattern_colour)
+    shown, block_labels, block_hidden, block = fit({"pattern": scaled, "unscaled": unscaled}, labels, hidden, weights=("pattern", "unscaled"))
+    note = f" · {block}×{block} blocks" if block > 1 else ""  # (two titles side by side: short)
+    low, high, bar = weight_scale(*(np.where(block_hidden, np.nan, shown[name]) for name in ("pattern", "unscaled")), colour=pattern_colour)
     common = dict(colorbar_title=bar, masked=block_hidden, zmin=low, zmax=high, max_hover_cells=4096, height=520)  # two side by side
     state = state_note(trace, labels, sentence).replace(" · scaling off", "")
     temperature = f" ÷ {trace.temperature:g}" if trace.temperature != 1.0 else ""
@@ -296,7 +296,7 @@ def scaling_figures(trace, sentence: int, layer: int, head: int, *, pattern_colo
 
 
 def overview_figure(trace, sentence: int, *, pattern_colour: str = "fixed") -> go.Figure:
-    """Every head of every layer as small multiples (downsampled for long inputs)."""
+    """Every head of every layer as small multiples (in blocks of tokens for long inputs)."""
     labels = sentence_labels(trace, sentence)
     hidden = ~trace.attend()[sentence, 0].numpy()
     return heads_overview(
@@ -458,7 +458,9 @@ def head_part(settings, trace, stages: _Stages) -> PageContent:
         content.figures[f"focus-L{layer}-H{head}"] = focus_of_head(trace, b, layer, head, centre, layer_stages, pattern_colour=colour)
         content.notice(
             f"long-input-H{head}",
-            f"More than {FULL_RESOLUTION} tokens: the panels show means of blocks; the focus window below shows every token around the one chosen.",
+            f"More than {FULL_RESOLUTION} tokens: the panels show blocks of tokens. A block's scores are their mean; its weight is what "
+            "its queries give its keys (summed over the keys, averaged over the queries), so each row still sums to 1. "
+            "The focus window below shows every token around the one chosen.",
             "caption",
         )
     if settings.sinks:

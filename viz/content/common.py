@@ -1,10 +1,10 @@
-"""Helpers the page functions share: token labels of a sentence, and block means for long inputs."""
+"""Helpers the page functions share: token labels of a sentence, and blocks of tokens for long inputs."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from viz.heatmap import downsample
+from viz.heatmap import block_weights, downsample
 
 FULL_RESOLUTION = 128  # beyond this many tokens, side-by-side panels are averaged in blocks
 
@@ -79,17 +79,22 @@ def token_rows(tokens) -> list[dict]:
     return [dict(text=t.text, id=t.id, kind=t.kind) for t in tokens]
 
 
-def fit(matrices: dict[str, np.ndarray], labels: list[str], hidden: np.ndarray, limit: int = FULL_RESOLUTION):
-    """Block-average `[query_pos, key_pos]` matrices larger than `limit` per side, for side-by-side panels.
+def fit(matrices: dict[str, np.ndarray], labels: list[str], hidden: np.ndarray, limit: int = FULL_RESOLUTION, weights: tuple[str, ...] = ("pattern",)):
+    """`[query_pos, key_pos]` matrices larger than `limit` per side in blocks of tokens, for side-by-side panels.
 
-    `hidden` is True where a cell is masked. Returns the matrices, block labels ("the…" = the block
-    starting at that token), the blocks' mask (a block is masked when all its cells are), and the
-    block size (1 when nothing changed).
+    `hidden` is True where a cell is masked. The matrices named in `weights` (softmax weights) become
+    the weight each block's queries give its keys (`block_weights`: rows still sum to 1), the others
+    (scores) block means. Returns the matrices, block labels ("the…" = the block starting at that
+    token), the blocks' mask (a block is masked when all its cells are), and the block size (1 when
+    nothing changed).
     """
     n = len(labels)
     if n <= limit:
         return matrices, labels, hidden, 1
     starts = np.linspace(0, n, limit + 1).astype(int)[:-1]
-    reduced = {name: downsample(np.where(hidden, np.nan, m) if name in ("scores_masked", "pattern") else m, limit) for name, m in matrices.items()}
+    reduced = {
+        name: block_weights(m, limit, masked=hidden) if name in weights else downsample(m, limit, masked=hidden if name == "scores_masked" else None)
+        for name, m in matrices.items()
+    }
     block_hidden = np.isnan(downsample(np.where(hidden, np.nan, 1.0), limit))
     return reduced, [f"{labels[i]}…" for i in starts], block_hidden, int(np.ceil(n / limit))
