@@ -51,3 +51,9 @@ def test_overview_tiles_name_their_layer_and_head():
     assert clicked_tile(selection, fig) == (2, 4)
     meta = fig.data[0].meta
     assert targets.x[index] == 4 * (meta["panel_cols"] + meta["gap"]) + (meta["panel_cols"] - 1) / 2
+    # the grid's own extent, layer 0 on top: the tiles' markers (as large as a tile) must not widen the axes,
+    # which shrank the grid and left blank space above it in the page
+    width, height = 5 * (meta["panel_cols"] + meta["gap"]) - meta["gap"], 3 * (meta["panel_rows"] + meta["gap"]) - meta["gap"]
+    assert list(fig.layout.xaxis.range) == [-0.5, width - 0.5] and list(fig.layout.yaxis.range) == [height - 0.5, -0.5]
+    assert fig.layout.xaxis.autorange is None and fig.layout.yaxis.autorange is None
+    assert fig.layout.yaxis.constraintoward == "top"  # room a narrow grid leaves goes below it

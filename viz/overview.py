@@ -106,6 +106,7 @@ def heads_overview(
         tickmode="array",
         tickvals=[head * (cols + gap) + (cols - 1) / 2 for head in range(n_heads)],
         ticktext=[f"H{head}" for head in range(n_heads)],
+        range=[-0.5, width - 0.5],  # the grid's own extent: markers laid over the tiles (viz.clickable) do not widen it
         side="top",
         showgrid=False,
         zeroline=False,
@@ -116,10 +117,12 @@ def heads_overview(
         tickmode="array",
         tickvals=[layer * (rows + gap) + (rows - 1) / 2 for layer in range(n_layers)],
         ticktext=row_names,
-        autorange="reversed",
+        range=[height - 0.5, -0.5],  # layer 0 on top
         showgrid=False,
         zeroline=False,
         scaleanchor="x",
+        constrain="domain",  # a grid narrower than its height leaves the room below it, not above and below
+        constraintoward="top",
         title=plain.title("layer"),
     )
     layout = dict(
@@ -145,9 +148,9 @@ def overview_panel(fig: go.Figure, layer: int, head: int) -> np.ndarray:
 
 
 OVERVIEW_MARGIN = 140  # title, colour bar and subplot titles, in pixels
-OVERVIEW_WIDTH = 1000  # the width the grid is laid out for; panels stay about square at it
+OVERVIEW_WIDTH = 720  # the grid's own width in the page at 1440 × 900 (the column less the axes and colour bar)
 
 
 def _panel_height(n_heads: int) -> int:
-    """Height of one row of small multiples so that each panel is about square."""
+    """Height of one row of small multiples so that each panel is about square at OVERVIEW_WIDTH."""
     return int(min(260, max(70, OVERVIEW_WIDTH / max(n_heads, 1))))
