@@ -55,7 +55,7 @@ def heads_overview(
         max_cells = 48 if n_heads <= 4 else 32
     reduced = n_query > max_cells or n_key > max_cells
 
-    def panels(layer: int) -> np.ndarray:  # one layer's heads as drawn: masked cells NaN, block averages if reduced
+    def panels(layer: int) -> np.ndarray:  # one layer's heads as drawn: blocks of weights if reduced, else masked cells NaN
         values = first if layer == 0 else as_float32(patterns[layer], ndim=3, name="a layer of patterns")
         if values.shape != first.shape:
             raise ValueError(f"layer {layer} of patterns has shape {values.shape}, layer 0 {first.shape}")

@@ -6,7 +6,7 @@ import numpy as np
 
 from viz.heatmap import block_weights, downsample
 
-FULL_RESOLUTION = 128  # beyond this many tokens, side-by-side panels are averaged in blocks
+FULL_RESOLUTION = 128  # beyond this many tokens, side-by-side panels are drawn in blocks of tokens (`fit`)
 
 
 def sentence_labels(trace, sentence: int) -> list[str]:
