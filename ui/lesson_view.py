@@ -91,7 +91,8 @@ def lesson_box(lesson: Lesson, context: PageContext, controls: tuple[str, ...], 
             for name, column in zip(controls, st.columns(max(len(controls), 3))):
                 rerun = on_change if name != "hidden" else None
                 widget_key = draw_control(name, column, context.settings, context.model, context.trace, rerun)
-                remember_shown([widget_key] if widget_key and rerun else [])
+                if rerun:
+                    remember_shown([widget_key])
         left, right, _ = st.columns([2, 1, 3])
         if BEFORE in st.session_state:
             left.button("Undo: back to my sentences and settings", key="lesson_undo", on_click=_undo)

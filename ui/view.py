@@ -337,7 +337,7 @@ def place_controls(drawn: Sidebar) -> Sidebar:
     after the model box. The hidden tokens' pills and box get a place of their own, which the fragment
     fills (`draw_controls(drawn, "fragment")`); the full run draws the others around it (`"page"`)."""
     if ATTENTION not in drawn.controls or "hidden" in drawn.elsewhere:
-        return replace(drawn, places=(drawn.rest, None, drawn.rest))
+        return drawn  # no place of their own: every control in `rest` (draw_controls)
     return replace(drawn, places=tuple(drawn.rest.container() for _ in range(3)))
 
 
@@ -397,7 +397,7 @@ def draw_controls(drawn: Sidebar, part: str = "all") -> None:
         )
         drawn_keys += [key("theme"), "png_scale"]
     if on_change is not None:
-        remember_shown([name for name in drawn_keys if name])
+        remember_shown(drawn_keys)
 
 
 ATTENTION, FIGURES = "attention", "figures"  # of a page's controls (ui.SENTENCE, ui.ATTENTION, ui.FIGURES)
@@ -412,9 +412,10 @@ def view_rerun():
 
 
 def remember_shown(widget_keys: list[str]) -> None:
-    """These controls, drawn with `view_rerun()` (or just changed by the user), show their widgets' values now (`SHOWN`)."""
+    """These controls, drawn with `view_rerun()` (or just changed by the user), show their widgets' values now
+    (`SHOWN`); a None among the keys (`draw_control` without a control) is left out."""
     shown = st.session_state.setdefault(SHOWN, {})
-    shown.update((name, st.session_state.get(name)) for name in widget_keys)
+    shown.update((name, st.session_state.get(name)) for name in widget_keys if name)
 
 
 def _callback(on_change, widget_key: str) -> dict:
