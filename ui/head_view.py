@@ -1,7 +1,7 @@
 """The head view as a Streamlit custom component (v2), with its downloads.
 
 The JavaScript and CSS live in ui/components/head_view/; the app serves the JavaScript itself at
-app/static/ (deploy/component_js.py; inline where it cannot): no CDN, no iframe, the view works
+app/static/ (ui/assets.py; inline where it cannot): no CDN, no iframe, the view works
 offline. The component reports one-off events as triggers (a token pinned or unpinned, a key clicked
 for the worked example) and keeps its focus window as state. Who owns the pinned token and the chosen
 pair is the caller's business: it passes them in and gets callbacks, which run before the script
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from deploy import component_js
-from ui.chart import file_to_send, keep_file, static_serving
+from ui import assets
+from ui.chart import SERVED, file_to_send, keep_file
 from ui.shared_cache import shared
 from ui.text import md
 from viz.content.common import FULL_RESOLUTION
@@ -29,10 +29,10 @@ from viz.export import figure_to_png, figure_to_svg, safe_filename, static_expor
 from viz.head_view import HeadView, component_data, head_view_figure, head_view_html, pinned_row_csv
 
 ASSETS = Path(__file__).parent / "components" / "head_view"
-JS = component_js.code("av-head-view")  # the whole code: the standalone HTML export embeds it
+JS = assets.code("av-head-view")  # the whole code: the standalone HTML export embeds it
 CSS = (ASSETS / "head_view.css").read_text(encoding="utf-8") + (ASSETS.parent / "exports.css").read_text(encoding="utf-8")  # its buttons look like a chart's
 
-_component = st.components.v2.component("attention_viz.head_view", js=component_js.component_js("av-head-view", static_serving()), css=CSS)
+_component = st.components.v2.component("attention_viz.head_view", js=assets.component_js("av-head-view", SERVED), css=CSS)
 
 
 def _seq_key(key: str) -> str:
@@ -238,7 +238,7 @@ def show_clickable_stages(content, figure_id: str) -> bool:
             _set_cell(content, *cell)
 
     live = live_controls(content.values.get(f"live-{figure_id}"), st.session_state["settings"])
-    show_figure(fig, figure_id, on_click=on_click if clickable else None, live=live, per_head=True)
+    show_figure(fig, figure_id, on_click=on_click if clickable else None, live=live)
     return bool(clickable)
 
 
@@ -281,7 +281,7 @@ def show_stages_of_heads(content, layer: int) -> None:
             show_notices(content, f"long-input-H{head}", holds_place=False)  # the sentence's length alone
             for extra in ("focus", "renormalised"):
                 if f"{extra}-L{layer}-H{head}" in content.figures:
-                    show(content, f"{extra}-L{layer}-H{head}", per_head=True)
+                    show(content, f"{extra}-L{layer}-H{head}")
             show_notices(content, f"fully-masked-H{head}", holds_place=False)  # last in the box
 
 
@@ -302,7 +302,7 @@ def show_stages_placeholder(content, figure_id: str) -> None:
     # Where the browser cannot draw the head (part None), the placeholder only keeps the chart's element,
     # hidden, with its last drawing: the pill that brings the same figure back draws nothing (chart.js)
     live = None if part is None else {**part, "controls": {"heads": key("heads")}}
-    draw_chart(placeholder_data(live), key=chart_key(figure_id, per_head=True))
+    draw_chart(placeholder_data(live), key=chart_key(figure_id))
 
 
 def _clickable_stages(figure, n: int, cell: tuple) -> tuple:
@@ -379,7 +379,6 @@ def clicks_rerun_only(draw: Callable, settings, trace, model=None) -> None:
     from dataclasses import replace
 
     from ui.content_cache import attention_content
-    from ui.figures import view_changed
     from ui.view import key
     from viz.content.settings import to_query
 
@@ -395,7 +394,6 @@ def clicks_rerun_only(draw: Callable, settings, trace, model=None) -> None:
         if state.get("settings") != now:  # also back to the full run's view (a pin cleared)
             state["settings"] = now
             st.query_params.from_dict(to_query(now))
-            view_changed()
         draw(attention_content(now, trace, model=model))
 
     opened_head_anchor()

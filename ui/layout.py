@@ -6,7 +6,7 @@ import contextlib
 
 import streamlit as st
 
-from ui.figures import made_once, show_figure
+from ui.figures import show_figure
 from ui.head_view import OPENED
 from ui.text import md
 from ui.view import key
@@ -15,26 +15,13 @@ from viz.content.page import PageContent
 ICONS = {"info": "ℹ️", "warning": "✍️"}
 
 
-def show(content: PageContent, figure_id: str, *, exports: bool = True, on_click=None, per_head: bool = False) -> None:
-    """Draw one figure of the content, with its downloads (`on_click`, `per_head`: see `show_figure`)."""
-    show_figure(content.figures[figure_id], figure_id, exports=exports, on_click=on_click, per_head=per_head)
+def show(content: PageContent, figure_id: str, *, exports: bool = True, on_click=None) -> None:
+    """Draw one figure of the content, with its downloads (`on_click`: see `show_figure`)."""
+    show_figure(content.figures[figure_id], figure_id, exports=exports, on_click=on_click)
 
 
 def show_table(content: PageContent, table_id: str, *, index: bool = False) -> None:
-    st.dataframe(_arrow_of(content.tables[table_id]), hide_index=not index, width="stretch")
-
-
-def _arrow_of(frame):
-    """`frame` as the pyarrow table st.dataframe sends, made once per DataFrame object (`made_once`: a page's
-    tables are shared by sessions and never changed): Streamlit converts a DataFrame again every rerun,
-    0.66 ms for the worked example's six rows, where it sends a table it is given in 0.17 ms. The DataFrame
-    itself where pyarrow cannot convert it (Streamlit then fixes its columns)."""
-    import pyarrow as pa
-
-    try:
-        return made_once(frame, "arrow", lambda: pa.Table.from_pandas(frame))
-    except (TypeError, ValueError, pa.ArrowException):  # not a DataFrame, or columns of mixed types
-        return frame
+    st.dataframe(content.tables[table_id], hide_index=not index, width="stretch")
 
 
 def show_notices(content: PageContent, prefix: str = "", *, holds_place: bool = True) -> None:

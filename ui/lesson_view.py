@@ -9,7 +9,7 @@ import streamlit as st
 
 from ui.lessons import LESSONS_BY_KEY, Lesson
 from ui.text import md
-from ui.view import PageContext, apply_settings, draw_control, remember_shown
+from ui.view import PageContext, apply_settings, draw_control
 from viz.content.settings import DEFAULT_TEXT, Settings
 
 ACTIVE, BEFORE, ASKING = "active_lesson", "settings_before_lesson", "lesson_to_confirm"
@@ -79,20 +79,15 @@ def _close() -> None:
     st.session_state.pop(BEFORE, None)
 
 
-def lesson_box(lesson: Lesson, context: PageContext, controls: tuple[str, ...], on_change=None) -> None:
-    """The open lesson, at the top of its page: what it shows, the question, and `controls` (the ones
-    it talks about, drawn here instead of in the sidebar). `on_change` (ui.view.view_rerun): a change of
-    one of them reruns the page's fragment alone, as the sidebar's do; the hidden tokens' pills and box,
-    which keep each other in step, rerun the page."""
+def lesson_box(lesson: Lesson, context: PageContext, controls: tuple[str, ...]) -> None:
+    """The open lesson, at the top of its page: what it shows, the question, and `controls` (the ones it
+    talks about, drawn here instead of in the sidebar)."""
     with st.container(border=True):
         st.markdown(f"**Lesson: {lesson.title}**  \n{lesson.explanation}")
         st.markdown(f"**Ask the class:** {lesson.question}")
         if controls:
             for name, column in zip(controls, st.columns(max(len(controls), 3))):
-                rerun = on_change if name != "hidden" else None
-                widget_key = draw_control(name, column, context.settings, context.model, context.trace, rerun)
-                if rerun:
-                    remember_shown([widget_key])
+                draw_control(name, column, context.settings, context.model, context.trace)
         left, right, _ = st.columns([2, 1, 3])
         if BEFORE in st.session_state:
             left.button("Undo: back to my sentences and settings", key="lesson_undo", on_click=_undo)

@@ -4,7 +4,6 @@ and presentation mode (large fonts, no sidebar, one figure per screen, arrow key
 from __future__ import annotations
 
 import streamlit as st
-import streamlit.components.v1 as components
 
 SIDE_BY_SIDE = "av_side_by_side"  # the key of a horizontal container whose two elements share its width in halves
 
@@ -57,19 +56,19 @@ h1 { font-size: 3.2rem !important; }
 </style>
 """
 
-# Arrow keys, Page Up/Down and space move from one figure to the next (the component frame runs on the
-# app's own origin, so it may listen on the page and scroll it).
-KEYS = """
-<script>
-const doc = window.parent.document;
-if (!doc.presentationKeys) {
-  doc.presentationKeys = true;
-  doc.addEventListener("keydown", (event) => {
+# Arrow keys, Page Up/Down and space move from one figure to the next.
+_presentation_keys = st.components.v2.component(
+    "attention_viz.presentation_keys",
+    js="""
+export default function presentationKeys() {
+  if (document.presentationKeys) return;
+  document.presentationKeys = true;
+  document.addEventListener("keydown", (event) => {
     const forward = ["ArrowRight", "ArrowDown", "PageDown", " "].includes(event.key);
     const back = ["ArrowLeft", "ArrowUp", "PageUp"].includes(event.key);
     if (!forward && !back) return;
     if (["INPUT", "TEXTAREA"].includes(event.target.tagName)) return;
-    const charts = [...doc.querySelectorAll(".av-chart:not(.av-chart-hidden)")]; // not a head's hidden chart
+    const charts = [...document.querySelectorAll(".av-chart:not(.av-chart-hidden)")]; // not a head's hidden chart
     if (!charts.length) return;
     const tops = charts.map((c) => c.getBoundingClientRect().top);
     let index = forward ? tops.findIndex((t) => t > 80) : tops.map((t) => t < 60).lastIndexOf(true);
@@ -78,12 +77,12 @@ if (!doc.presentationKeys) {
     event.preventDefault();
   });
 }
-</script>
-"""
+""",
+)
 
 
 def stylesheet(presenting: bool = False) -> None:
     st.html(CSS)
     if presenting:
         st.html(PRESENTING)
-        components.html(KEYS, height=0)
+        _presentation_keys(key="av_presentation_keys")

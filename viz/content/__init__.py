@@ -14,7 +14,7 @@ from viz.content.embeddings import embeddings_page
 from viz.content.next_token import next_token_page
 from viz.content.page import Notice, PageContent
 from viz.content.positional import positional_page
-from viz.content.settings import AttentionDisplay, Settings, run_model, shown_as
+from viz.content.settings import AttentionDisplay, Settings, run_model
 from viz.content.tokens import tokens_page
 
 __all__ = [
@@ -27,6 +27,5 @@ __all__ = [
     "next_token_page",
     "positional_page",
     "run_model",
-    "shown_as",
     "tokens_page",
 ]

@@ -8,7 +8,6 @@ first version (`sent`, `temp`, `elayer`) survive only in the URL, so old links s
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import asdict, dataclass, fields, replace
 
 from model.attention import MaskSpec
@@ -48,18 +47,6 @@ TEMPERATURE_RANGE = (0.05, 10.0)
 TEMPERATURES = (0.05, 0.06, 0.08, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
 PE_BASES = (10, 100, 1000, 10000)
 PE_LIMIT = 512
-
-
-def custom_models_allowed() -> tuple[bool, bool]:
-    """(hub ids, local folders) that the operator allows besides the built-in models.
-
-    ATTENTION_VIZ_ALLOW_HUB (default 1) and ATTENTION_VIZ_ALLOW_LOCAL (default 0).
-    """
-
-    def flag(name: str, default: str) -> bool:
-        return os.environ.get(name, default).strip().lower() in ("1", "true", "yes", "on")
-
-    return flag("ATTENTION_VIZ_ALLOW_HUB", "1"), flag("ATTENTION_VIZ_ALLOW_LOCAL", "0")
 
 
 @dataclass(frozen=True)
@@ -183,12 +170,6 @@ def run_model(model, texts, display: AttentionDisplay):
     display's mask, hidden keys, scaling, temperature and ablated heads through its whole forward pass."""
     mask = display.mask_spec(model.default_mask)
     return model.trace(list(texts), mask=mask, scale=display.scaling, temperature=display.temperature, ablate=display.ablate)
-
-
-def shown_as(run, model, display: AttentionDisplay):
-    """A run shown with another mask, scaling or temperature, recomputed from its Q and K for one layer
-    at a time (the benchmark's replay of the first version; the app runs `run_model` instead)."""
-    return run.with_view(display.mask_spec(model.default_mask), display.scaling, display.temperature)
 
 
 # ---------------------------------------------------------------------------------- the URL
@@ -347,14 +328,6 @@ RANGES = {
     "position": (-1, 10**6),
     "lab_d_k": (1, 1024),
 }
-
-
-def model_allowed(name: str) -> bool:
-    if name in BUILTIN_MODELS:
-        return True
-    allow_hub, allow_local = custom_models_allowed()
-    looks_local = name.startswith(("/", ".", "~"))
-    return allow_local if looks_local else allow_hub
 
 
 def from_query(params: dict[str, str]) -> tuple[Settings, list[str]]:

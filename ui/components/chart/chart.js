@@ -30,10 +30,9 @@ export default function chart(component) {
   const { data, parentElement } = component;
   const about = read(data);
   if (about && about.preload) {
-    // the hidden element at the top of every page (ui/chart.py, load_plotly_early): plotly.js is fetched
+    // the hidden element at the top of every page (ui/chart.py, load_plotly): plotly.js is fetched
     // and evaluated while the server still builds the page, before the first chart's data arrives
     loadPlotly(about.plotly).catch(() => {});
-    fetchParts(about.parts || {});
     return;
   }
   let view = parentElement.__chart;
@@ -118,52 +117,26 @@ async function saveImage(data, format) {
 }
 
 let plotlyPromise = null;
-let partsFetched = false;
-
-function fetchParts(parts) {
-  // the code of the element types the app's pages use (ui/chart.py, FRONTEND_PARTS), which Streamlit's
-  // frontend would import only when the first such element arrives, each module's imports found one level
-  // at a time: every module asked for now, at once (modulepreload), then the parts imported, from the URL
-  // the frontend itself uses (next to its entry script), so that its own imports find them loaded
-  const entry = document.querySelector('script[type="module"][src*="/static/js/index."]');
-  if (!entry || partsFetched) return;
-  partsFetched = true;
-  const url = (file) => new URL(file, entry.src).href;
-  for (const file of parts.modules || []) {
-    const link = document.createElement("link");
-    link.rel = "modulepreload";
-    link.href = url(file);
-    document.head.appendChild(link);
-  }
-  for (const file of parts.entries || []) import(url(file)).catch(() => {});
-}
-
 function loadPlotly(source) {
-  // source (ui/chart.py, plotly_source): {script: "app/static/plotly-cartesian-….min.js"}, the cartesian
-  // bundle served by the app, loaded as a classic script (it sets window.Plotly); or {chunk: name}, the
-  // chunk of Streamlit's frontend that bundles plotly.js and sets window.Plotly when it is evaluated.
-  // Both are found from the frontend's entry script (<base>/static/js/index.….js), so a base URL path
-  // or a proxy in front changes nothing.
+  // source (ui/chart.py, PLOTLY): {script: "app/static/plotly-….min.js"}, served by the app (ui/assets.py),
+  // loaded as a classic script (it sets window.Plotly). Found from the frontend's entry script
+  // (<base>/static/js/index.….js), so a base URL path or a proxy in front changes nothing.
   if (window.Plotly) return Promise.resolve(window.Plotly);
   if (!plotlyPromise) {
     const entry = document.querySelector('script[type="module"][src*="/static/js/index."]');
-    if (!entry || !source) return Promise.reject(new Error("plotly.js was not found in the page"));
+    if (!entry || !source || !source.script) return Promise.reject(new Error("plotly.js was not found in the page"));
     const loaded = () => {
       if (!window.Plotly) throw new Error("plotly.js did not load");
       return window.Plotly;
     };
-    if (source.script) {
-      plotlyPromise = new Promise((resolve, reject) => {
-        const script = document.createElement("script");
-        script.src = new URL("../../" + source.script, entry.src).href;
-        script.async = true;
-        script.onload = resolve;
-        script.onerror = () => reject(new Error("plotly.js did not load"));
-        document.head.appendChild(script);
-      }).then(loaded);
-    } else {
-      plotlyPromise = import(new URL(source.chunk, entry.src).href).then(loaded);
-    }
+    plotlyPromise = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = new URL("../../" + source.script, entry.src).href;
+      script.async = true;
+      script.onload = resolve;
+      script.onerror = () => reject(new Error("plotly.js did not load"));
+      document.head.appendChild(script);
+    }).then(loaded);
     plotlyPromise.catch(() => {
       plotlyPromise = null; // a later chart tries again
     });

@@ -8,6 +8,9 @@ sent a reference instead. The code is now written once to static/ beside app.py,
 carries its hash (content-addressed: a browser may keep it), and the component is registered with a
 loader of a few lines that imports it once per page.
 
+plotly.js comes from the same folder: the cartesian bundle that `make install` fetched (deploy/plotly_js.py;
+a third of the code to evaluate), else the whole plotly.js of the plotly package, written there once.
+
 No Streamlit here: `make serve` (deploy/serve.py) writes the files before it copies static/ for nginx;
 ui/chart.py and ui/head_view.py register the components with `component_js`.
 """
@@ -33,7 +36,7 @@ MODULES = {
 # chart.js finds plotly.js: a base URL path or a proxy in front changes nothing. The module is imported
 # once; until then each call waits for it, in order. Neither component returns a cleanup function
 # (chart.js, head_view.js), so nothing is lost while the module loads.
-LOADER = """// deploy/component_js.py: this component's code is served at %(path)s and imported once per page
+LOADER = """// ui/assets.py: this component's code is served at %(path)s and imported once per page
 let loaded = null;
 let loading = null;
 export default function (component) {
@@ -93,3 +96,41 @@ def component_js(module: str, served: bool, folder: Path = STATIC) -> str:
         return code(module)
     where = SERVED + path.name
     return LOADER % {"path": where, "path_json": json.dumps(where)}
+
+
+# ------------------------------------------------------------------ plotly.js
+
+CARTESIAN = "plotly-cartesian-{version}.min.js"  # the bundle deploy/plotly_js.py fetches
+WHOLE = "plotly-{version}.min.js"  # the plotly package's own plotly.js, written by `plotly_script`
+
+
+def plotly_version() -> str:
+    """The plotly.js version of the installed plotly package (its HTML exports embed that one)."""
+    from plotly.offline import get_plotlyjs_version
+
+    return get_plotlyjs_version()
+
+
+def cartesian_bundle(folder: Path = STATIC) -> Path | None:
+    """The cartesian bundle for the installed plotly, if `make install` put it in `folder`."""
+    path = folder / CARTESIAN.format(version=plotly_version())
+    return path if path.is_file() and path.stat().st_size > 0 else None
+
+
+def plotly_script(folder: Path = STATIC) -> str | None:
+    """The served path of the plotly.js the charts load: the cartesian bundle, else the plotly package's
+    whole plotly.js written to `folder` once. None when neither can be had (a read-only checkout)."""
+    bundle = cartesian_bundle(folder)
+    if bundle is None:
+        from plotly.offline import get_plotlyjs
+
+        bundle = folder / WHOLE.format(version=plotly_version())
+        if not bundle.is_file():
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                partial = bundle.with_name(f"{bundle.name}.{os.getpid()}.part")
+                partial.write_text(get_plotlyjs(), encoding="utf-8")
+                partial.replace(bundle)
+            except OSError:
+                return None
+    return SERVED + bundle.name
