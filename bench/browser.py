@@ -33,7 +33,6 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from bench.coldstart import BROWSER_ARGS, CHROMIUM, ROOT, _stop
-from deploy.preload import EXPORT_DELAY_S
 from deploy.serve import free_port, healthy, streamlit_command
 
 QUIET_S = 1.5  # no chart change for this long (and no running script) = settled
@@ -684,11 +683,9 @@ def run_browser(options: BrowserOptions) -> dict:
         server = Server()
         try:
             with monitored_page(accept_downloads=True) as page, tempfile.TemporaryDirectory() as folder:
-                # a first page, then the start of kaleido's Chromium for PNG exports (deploy.preload, EXPORT_DELAY_S
-                # after it): not inside the first toggles measured, where it was seconds of CPU
+                # a first page before the toggles measured
                 page.goto(attention_url(server.url, "toy", texts_of_tokens("toy", (16,))[16]))
                 page.wait_for_selector(CHART, timeout=180_000)
-                time.sleep(EXPORT_DELAY_S + 1)
                 wait_until_quiet(say)
                 if "toggles" in options.parts:
                     results["toggles"] = {}

@@ -109,8 +109,6 @@ def cold_start(timeout_s: float = 90, path: str = "/Attention", plain: bool = Fa
             url = f"http://127.0.0.1:{port}"
             env = dict(os.environ, HF_HUB_OFFLINE="1")
             command = streamlit_command(port)
-            if plain:
-                command[2] = "streamlit"  # python -m streamlit run …, no preload
             start, start_epoch = time.perf_counter(), time.time()
             deadline = start + timeout_s
             process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

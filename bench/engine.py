@@ -58,7 +58,9 @@ def forward_vs_trace(model, repeats: int, n_tokens: int = N_TOKENS) -> dict:
     text = text_of_tokens(model, n_tokens)
     trace = model.trace([text])
     input_ids, key_valid = trace.input_ids, trace.key_valid
-    module, own = model.module, model.module.config._attn_implementation
+    from model.interface import NAME as own
+
+    module = model.module
     extra = dict(use_cache=False) if model.causal else {}
 
     def bare():

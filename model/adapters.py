@@ -297,8 +297,7 @@ class HFModel(TracedModel):
         config = module.config
         if config.model_type not in ARCHITECTURES:
             raise ValueError(f"{config.model_type!r} models are not supported; supported families: {supported_families()}")
-        if config._attn_implementation != NAME:
-            raise ValueError(f"load the model with attn_implementation={NAME!r} (it has {config._attn_implementation!r})")
+        module.set_attn_implementation(NAME)  # every attention layer calls ours (a no-op when loaded with it)
         self.module = module.eval()
         self.base = module.base_model
         self.name = name

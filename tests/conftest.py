@@ -212,16 +212,14 @@ def free_port() -> int:
 
 @contextmanager
 def streamlit_server(script: str = "app.py"):
-    """`streamlit run <script>` on a free loopback port (offline), through the launcher that `make run` uses
-    (deploy/run.py: the preload, and Streamlit's transport as deploy/wakeups.py changes it), without warming
-    the PNG exporter's browser: yields (url, process), stops it after. Plain `streamlit run` (Hugging Face
-    Spaces) is tested in test_launcher.py and test_deploy.py."""
+    """`streamlit run <script>` on a free loopback port (offline), as `make run` starts it: yields (url,
+    process), stops it after."""
     port = free_port()
     log = tempfile.TemporaryFile()
     process = subprocess.Popen(
-        [sys.executable, "-m", "deploy.run", "run", script, "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
+        [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
         cwd=ROOT,
-        env=dict(os.environ, HF_HUB_OFFLINE="1", ATTENTION_VIZ_WARM_EXPORTS="0"),
+        env=dict(os.environ, HF_HUB_OFFLINE="1"),
         stdout=log,
         stderr=subprocess.STDOUT,
     )
