@@ -34,8 +34,8 @@ CHART = ".js-plotly-plot"
 
 # When the title and the first chart are first on screen, on the page's clock (epoch milliseconds), checked
 # on every animation frame. Playwright's own wait polls ever more slowly (20, 50, 100, 100, then every
-# 500 ms): it saw the chart up to half a second after it was drawn (0.5-0.8 s late in the runs of
-# 2026-11-25). Its wait still bounds the run; the figures come from these marks.
+# 500 ms): it saw the chart up to half a second after it was drawn (0.5-0.8 s late, measured).
+# Its wait still bounds the run; the figures come from these marks.
 SEEN_JS = (
     """
 (() => {

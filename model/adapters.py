@@ -1,7 +1,9 @@
 """Models that produce a `Trace`: the toy transformer, and Hugging Face models whose attention is ours.
 
 A Hugging Face model is loaded with `attn_implementation="attention_stages"` (see `model.interface`):
-its own forward pass calls `attention_stages` in every layer. A what-if (another mask, no scaling, a
+its own forward pass calls `model.interface.stages_attention` in every layer, which records q, k and v and
+computes the layer's output with `attention_output` (the operations of `attention_stages`, in place, bit for
+bit). `Trace.stages` computes a layer's stages from the recorded q, k and v with `attention_stages`. A what-if (another mask, no scaling, a
 temperature, hidden keys, ablated heads) therefore runs through the whole model, as it does for the toy.
 """
 
@@ -287,8 +289,9 @@ class HFModel(TracedModel):
     """A Hugging Face model (BERT, DistilBERT, GPT-2, Llama, Qwen2, Mistral, Gemma families).
 
     `module` must be loaded with `attn_implementation=model.interface.register()`: every attention layer
-    then calls `attention_stages`, which records q, k and v as the model uses them (after rotary, before
-    the output projection) and applies the run's mask, scaling, temperature and head ablations.
+    then calls `model.interface.stages_attention`, which records q, k and v as the model uses them (after
+    rotary, before the output projection) and computes `attention_output` with the run's mask, scaling,
+    temperature and head ablations.
     """
 
     def __init__(self, module: nn.Module, tokenizer, name: str):

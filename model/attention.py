@@ -1,4 +1,4 @@
-"""The maths of attention, in one pure function that every model here calls.
+"""The maths of attention: `attention_stages` keeps every stage, `attention_output` the same operations in place.
 
 For one head, with queries q and keys k of size d_head:
 
@@ -8,7 +8,9 @@ For one head, with queries q and keys k of size d_head:
     pattern       = softmax(scores_masked / temperature) # each row sums to 1
     z             = pattern · v                          # the weighted mix of values
 
-Every stage is returned separately, so that a page can show each one.
+`attention_stages` returns every stage separately, so that a page can show each one. The toy model calls
+it in every layer; a Hugging Face model calls `attention_output` (see `model.interface`), and a page takes
+a layer's stages from the q, k and v the pass recorded (`Trace.stages`).
 """
 
 from __future__ import annotations

@@ -196,8 +196,8 @@ NO_STATUS = "() => !document.querySelector('[data-testid=stStatusWidget]')"
 def settle(page, timeout: int = 90_000, before: int = 400, after: int = 300) -> None:
     """Wait until the page's script has run to its end: `before` ms for a click's rerun to begin, then the
     app's run state ("notRunning") and no status widget, then `after` ms for the browser to draw. The status
-    widget alone was not enough: on the launcher's first run it could be checked before it had appeared
-    (CI, 2026-11-26, test_print)."""
+    widget alone was not enough: on a server's first run it could be checked before it had appeared
+    (seen in CI, in test_print)."""
     page.wait_for_timeout(before)
     page.wait_for_function(SCRIPT_DONE, timeout=timeout)
     page.wait_for_function(NO_STATUS, timeout=timeout)

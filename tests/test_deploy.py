@@ -15,11 +15,12 @@ def front_matter() -> dict:
     return dict(line.split(": ", 1) for line in block.strip().splitlines())
 
 
-def test_spaces_front_matter_runs_this_app_with_the_pinned_streamlit():
+def test_spaces_front_matter_is_a_docker_space_on_the_app_s_port():
     meta = front_matter()
-    assert meta["sdk"] == "streamlit" and (ROOT / meta["app_file"]).is_file()
-    pinned = next(line.split("==")[1].strip() for line in (ROOT / "requirements.txt").read_text().splitlines() if line.startswith("streamlit=="))
-    assert meta["sdk_version"] == pinned
+    assert meta["sdk"] == "docker"
+    port = next(line.split("?=")[1].strip() for line in (ROOT / "Makefile").read_text().splitlines() if line.startswith("PORT ?="))
+    assert meta["app_port"] == port == "8501"  # Spaces sends its visitors to the port the app listens on
+    assert {"title", "emoji", "colorFrom", "colorTo", "short_description"} <= meta.keys()
 
 
 def test_nginx_configuration_hashes_a_sticky_cookie_onto_every_process(tmp_path):

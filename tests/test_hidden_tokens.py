@@ -128,7 +128,7 @@ def test_the_url_round_trips_and_a_first_version_link_hides_the_same_tokens():
     back, notices = from_query(query)
     assert back == settings and notices == []
 
-    old, notices = from_query({"text": "\n".join(TEXTS), "hide": "5,1"})  # the first version: positions, every sentence
+    old, notices = from_query({"text": "\n".join(TEXTS), "hide": "5,1"})  # an older link: positions, every sentence
     assert old.hidden == ((0, 1), (0, 5), (1, 1), (1, 5))
     assert len(notices) == 1 and "older version" in notices[0] and "positions 1, 5" in notices[0]
 

@@ -25,7 +25,7 @@ def browser_page(browser):
 
 def open_page(page, url):
     """`url` loaded and its script run to the end. The status widget alone was not enough: on a server's first
-    run it could be checked before it had appeared (CI, 2026-11-26: the sidebar not drawn yet)."""
+    run it could be checked before it had appeared (seen in CI: the sidebar not drawn yet)."""
     page.goto(url)
     page.wait_for_selector(".av-chart .main-svg", timeout=90_000)
     settle(page, before=0, after=1500)

@@ -82,7 +82,7 @@ def test_training_is_reproducible_and_is_the_one_that_made_the_checkpoint(folder
     assert hashlib.sha256(first_bytes).digest() == hashlib.sha256(second_bytes).digest()
     assert first_losses == second_losses
     # the record's losses (rounded to 4 places) were made on another CPU: float sums in another order
-    # differ by up to 4e-6 of the loss after 25 steps (measured, 2026-11-25); another training differs by %
+    # differ by up to 4e-6 of the loss after 25 steps (measured); another training differs by %
     assert first_losses == pytest.approx(recorded_losses(folder)[:PREFIX_STEPS], rel=2e-5, abs=1e-4)
 
 

@@ -728,7 +728,7 @@ def test_print_theme_replaces_unsafe_scales_and_thickens_lines():
 
 
 def test_print_theme_keeps_every_token_label_that_fits():
-    # 2026-11-26: an 8-token sentence's print PNG showed only every other label ("the, sat, the, bank"),
+    # an 8-token sentence's print PNG once showed only every other label ("the, sat, the, bank"),
     # thinned by the font's growth from the labels shown rather than by the axis's length
     words = [f"w{i}" for i in range(8)]
     data, mask = stages(8)
