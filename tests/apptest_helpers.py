@@ -20,7 +20,8 @@ def decode(values):
 def chart_elements(at, placeholders: bool = False):
     """The charts of a run: our chart component (ui/chart.py) draws every figure. Not the element that
     loads plotly.js early; with `placeholders`, only the hidden charts of heads not shown (none without)."""
-    from ui.chart import EARLY_KEY, chart_about
+    from chart_data import chart_about
+    from ui.chart import EARLY_KEY
 
     return [
         element
@@ -33,14 +34,14 @@ def chart_elements(at, placeholders: bool = False):
 
 def chart_about(element) -> dict:
     """What the browser is told about a chart besides its figure (version, config, width, height, clickable, export)."""
-    from ui.chart import read_chart_data
+    from chart_data import read_chart_data
 
     return read_chart_data(element.proto.bytes)[0]
 
 
 def charts(at):
     """The figure specs of a run, as the browser receives them."""
-    from ui.chart import read_chart_data
+    from chart_data import read_chart_data
 
     return [read_chart_data(element.proto.bytes)[1] for element in chart_elements(at)]
 

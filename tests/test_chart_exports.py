@@ -12,6 +12,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import ui.chart
+import chart_data
 import ui.figures
 from apptest_helpers import chart_about, chart_elements, charts
 from conftest import ROOT
@@ -87,9 +88,9 @@ def test_a_csv_click_makes_the_file_once_and_the_next_data_carries_it_once(sessi
     ui.figures.show_figure(fig, "small-pattern")
     key = ui.figures.chart_key("small-pattern")
     first = sent[-1]["data"]
-    about, spec = ui.chart.read_chart_data(first)
+    about, spec = chart_data.read_chart_data(first)
     assert about["export"] == {"name": "small-pattern", "width": 1280, "height": 300, "scale": 2.0}
-    assert ui.chart.read_chart_file(first) is None and "file" not in about
+    assert chart_data.read_chart_file(first) is None and "file" not in about
 
     click(sent, key, ("export", {"format": "csv", "seq": 1}))
     made = st.session_state[ui.chart.FILES][key]
@@ -98,15 +99,15 @@ def test_a_csv_click_makes_the_file_once_and_the_next_data_carries_it_once(sessi
 
     ui.figures.show_figure(fig, "small-pattern")  # the rerun after the click
     carrying = sent[-1]["data"]
-    with_file, spec_with_file = ui.chart.read_chart_data(carrying)
-    assert ui.chart.read_chart_file(carrying) == figure_to_csv(fig).encode("utf-8")
+    with_file, spec_with_file = chart_data.read_chart_data(carrying)
+    assert chart_data.read_chart_file(carrying) == figure_to_csv(fig).encode("utf-8")
     assert with_file["file"] == {"name": "small-pattern.csv", "mime": "text/csv", "nonce": made["nonce"], "length": len(made["bytes"])}
     assert with_file["version"] == about["version"] and spec_with_file == spec  # the chart is not redrawn for a file
     assert carrying.partition(b"\n")[2] == first.partition(b"\n")[2] + made["bytes"]  # the same spec, the file after it
 
     ui.figures.show_figure(fig, "small-pattern")  # the next rerun (or a new page load): no file again
     assert sent[-1]["data"] is first  # the bytes made once per figure, as before the click
-    assert ui.chart.read_chart_file(sent[-1]["data"]) is None
+    assert chart_data.read_chart_file(sent[-1]["data"]) is None
 
 
 def test_an_html_click_makes_the_standalone_page_with_the_figures_name_and_a_new_nonce_each_time(session):
@@ -118,8 +119,8 @@ def test_an_html_click_makes_the_standalone_page_with_the_figures_name_and_a_new
         ui.figures.show_figure(fig, "small-pattern")
         click(sent, key, ("export", {"format": "html", "seq": seq}))
         ui.figures.show_figure(fig, "small-pattern")
-        about, _ = ui.chart.read_chart_data(sent[-1]["data"])
-        html = ui.chart.read_chart_file(sent[-1]["data"]).decode("utf-8")
+        about, _ = chart_data.read_chart_data(sent[-1]["data"])
+        html = chart_data.read_chart_file(sent[-1]["data"]).decode("utf-8")
         assert about["file"]["name"] == "small-pattern.html" and about["file"]["mime"] == "text/html"
         assert "A small pattern" in html and "0.75" in html and "Plotly.newPlot" in html and "<script src=" not in html
         nonces.append(about["file"]["nonce"])
@@ -136,7 +137,7 @@ def test_png_svg_and_unknown_formats_and_charts_without_exports_make_nothing_on_
     assert not st.session_state.get(ui.chart.FILES)
 
     ui.figures.show_figure(fig, "no-buttons", exports=False)
-    assert ui.chart.read_chart_data(sent[-1]["data"])[0]["export"] is None
+    assert chart_data.read_chart_data(sent[-1]["data"])[0]["export"] is None
     click(sent, ui.figures.chart_key("no-buttons"), ("export", {"format": "csv", "seq": 3}))
     assert not st.session_state.get(ui.chart.FILES)
 
@@ -149,7 +150,7 @@ def test_a_file_whose_chart_is_not_drawn_again_soon_is_dropped(session, monkeypa
     click(sent, key, ("export", {"format": "csv", "seq": 1}))
     st.session_state[ui.chart.FILES][key]["made"] -= ui.chart.FILE_TTL_S + 1
     ui.figures.show_figure(fig, "small-pattern")
-    assert ui.chart.read_chart_file(sent[-1]["data"]) is None and not st.session_state[ui.chart.FILES]
+    assert chart_data.read_chart_file(sent[-1]["data"]) is None and not st.session_state[ui.chart.FILES]
 
 
 def test_a_chart_is_keyed_by_its_place_so_another_layer_updates_it_in_place():

@@ -3,7 +3,7 @@ not sent inline with every element."""
 
 from __future__ import annotations
 
-from deploy import component_js
+from ui import assets as component_js
 
 
 def test_the_file_holds_the_whole_code_under_a_name_that_carries_its_hash(tmp_path):

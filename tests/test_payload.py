@@ -13,7 +13,8 @@ import pytest
 import plotly.graph_objects as go
 
 from apptest_helpers import decode
-from ui.chart import DECIMAL_Z, TEXT_PARTS, join_text
+from ui.chart import DECIMAL_Z, TEXT_PARTS
+from chart_data import join_text
 from ui.figures import DECIMAL_MIN_VALUES, browser_json, decimal_digits, outer_parts
 
 BASE64_FLOAT32 = 4 * 4 / 3  # bytes of JSON per float32 value in plotly's typed arrays (base64)
@@ -159,7 +160,7 @@ def test_labels_with_slashes_quotes_and_backslashes_arrive_unchanged():
 def test_four_significant_digits_round_as_the_hover_does():
     """Half away from zero on the exact value, as JavaScript's toPrecision: 0.015625 (uniform attention over
     64 keys) shows 0.01563; negative, tiny, huge and subnormal values, zeros and gaps survive."""
-    from ui.chart import decimal_values
+    from chart_data import decimal_values
 
     values = np.array(
         [0.015625, -0.015625, 1.0625, 0.99995, 0.999949, 9999.5, 12345.0, -3.14159265, 1e-30, 3e38, 1e-45, 0.0, -0.0, np.nan, 1.0, 0.1]
@@ -189,7 +190,7 @@ def test_four_significant_digits_round_as_the_hover_does():
 def test_four_significant_digits_whatever_the_powers(values):
     """The power of ten comes from the binary exponent, one too small at times: the digits are still those
     the hover shows, for arrays with no gap (sent without a copy) and every power."""
-    from ui.chart import decimal_values
+    from chart_data import decimal_values
     import base64
 
     array = np.array(values, dtype=np.float32).reshape(1, -1)

@@ -1,6 +1,6 @@
 """The plotly.js the charts load (deploy/plotly_js.py, ui/chart.py): the cartesian bundle of the plotly
-package's own plotly.js when `make install` fetched it, Streamlit's chart chunk otherwise, and every trace
-type the app draws is in the bundle."""
+package's own plotly.js when `make install` fetched it, the package's whole plotly.js otherwise (ui/assets.py),
+and every trace type the app draws is in the bundle."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from conftest import ROOT
 from deploy import plotly_js
-from ui import chart
+from ui import assets, chart
 
 BANNER = "/**\n* plotly.js (cartesian - minified) v{}\n* Copyright 2012-2026, Plotly, Inc.\n*/\nvar Plotly = {{}};\n"
 
@@ -46,12 +46,14 @@ def test_the_bundle_is_taken_out_of_the_package_only_for_the_plotly_version_inst
         plotly_js.fetch(tmp_path / "empty", npm="no-such-npm-here")
 
 
-def test_the_charts_load_the_bundle_from_app_static_and_streamlits_chunk_without_it(tmp_path, monkeypatch):
+def test_the_charts_load_the_bundle_from_app_static_and_the_whole_plotly_js_without_it(tmp_path):
+    from plotly.offline import get_plotlyjs
+
     version = plotly_js.version()
-    monkeypatch.setattr(plotly_js, "STATIC", tmp_path)
-    assert chart.plotly_source() == {"chunk": chart.PLOTLY_CHUNK}  # nothing installed: Streamlit's copy
-    plotly_js.extract(tarball(tmp_path, BANNER.format(version)), version)
-    assert chart.plotly_source() == {"script": f"app/static/plotly-cartesian-{version}.min.js"}
+    assert assets.plotly_script(tmp_path) == f"app/static/plotly-{version}.min.js"  # nothing installed: the package's own
+    assert (tmp_path / f"plotly-{version}.min.js").read_text(encoding="utf-8") == get_plotlyjs()
+    plotly_js.extract(tarball(tmp_path, BANNER.format(version)), version, tmp_path)
+    assert assets.plotly_script(tmp_path) == f"app/static/plotly-cartesian-{version}.min.js"
 
 
 def test_make_install_put_the_bundle_where_streamlit_serves_it():
@@ -76,7 +78,7 @@ def test_every_trace_type_the_app_draws_is_in_the_cartesian_bundle():
         trace = run_model(model, settings.sentences, settings.display)
         for build in page_builders(model).values():
             for fig in build(settings, trace).figures.values():
-                types |= {t.type or "scatter" for t in fig.data}
+                types |= {t.get("type", "scatter") for t in (fig["data"] if isinstance(fig, dict) else fig.to_plotly_json()["data"])}
     assert {"heatmap", "scatter", "bar"} <= types
     assert types <= set(plotly_js.TRACES)
     named = set()

@@ -43,7 +43,8 @@ def counting_conversions(monkeypatch):
 
 
 def test_a_figure_is_converted_once_however_often_it_is_shown(monkeypatch):
-    from ui.chart import chart_data, read_chart_data
+    from ui.chart import chart_data
+    from chart_data import read_chart_data
     from ui.figures import made_once, sent_to_browser
 
     counting_conversions(monkeypatch)
@@ -422,7 +423,8 @@ def test_a_views_description_is_made_once_per_view_not_once_per_figure():
 def test_a_charts_version_is_read_from_the_start_of_its_data_not_from_its_whole_first_line(monkeypatch):
     """draw_chart needs only the version (ui.chart.chart_version); the first line may hold a stages chart's
     `live`, megabytes at 512 tokens, which it parsed for every chart of every rerun."""
-    from ui.chart import chart_about, chart_data, chart_version, placeholder_data, with_file
+    from ui.chart import chart_data, placeholder_data, with_file
+    from chart_data import chart_about, chart_version
 
     fig = go.Figure(go.Heatmap(z=[[0.25, 0.75], [1.0, 0.0]]))
     live = {"raw": "A" * 2_000_000, "title": "a “quoted” title"}

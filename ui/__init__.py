@@ -40,8 +40,9 @@ PAGES = (
 def page(title: str, icon: str, controls: tuple[str, ...] = (), body: Callable[[PageContext], None] | None = None, intro: str = "") -> PageContext:
     """Every page starts here: page config, navigation, the view, the sidebar, an open lesson's box and the
     view's notices. `controls`: the sidebar controls this page uses besides sentences and model (SENTENCE,
-    ATTENTION, FIGURES). With `body`, `intro` (markdown) and then `body(context)` are drawn, followed by
-    the button that downloads every figure of the view; without, the page draws itself after `page` returns."""
+    ATTENTION, FIGURES). `intro`: markdown above the notices. With `body`, `body(context)` is drawn below
+    them, followed by the button that downloads every figure of the view; without, the page draws itself
+    after `page` returns."""
     st.set_page_config(page_title=f"{title} · Attention, step by step", page_icon=icon, layout="wide")
     start_view()
     with st.sidebar:
@@ -58,10 +59,10 @@ def page(title: str, icon: str, controls: tuple[str, ...] = (), body: Callable[[
         presentation_bar()
     if lesson is not None:
         lesson_box(lesson, context, beside_question)
+    if intro:
+        st.markdown(intro)
     notices_and_badge(context, notices, ATTENTION in controls)
     if body is not None:
-        if intro:
-            st.markdown(intro)
         body(context)
         download_all(title.lower().replace(" ", "-"))
     return context

@@ -88,11 +88,14 @@ def with_file(data: bytes, file: dict) -> bytes:
     return json.dumps(about).encode("utf-8") + b"\n" + rest + file["bytes"]
 
 
+EARLY_KEY = "av_plotly_early"  # the hidden element that loads plotly.js (chart.css hides it)
+
+
 def load_plotly() -> None:
     """A hidden chart element at the top of every page that only loads plotly.js: the browser fetches and
     evaluates it while the server computes the page (docs/performance.md). chart.css hides it."""
     if PLOTLY is not None:
-        _component(key="av_plotly_early", data=json.dumps({"preload": True, "plotly": PLOTLY}).encode("utf-8") + b"\n")
+        _component(key=EARLY_KEY, data=json.dumps({"preload": True, "plotly": PLOTLY}).encode("utf-8") + b"\n")
 
 
 FILES = "chart_files"  # session state: {component key: the file made on the server, waiting for its next data}
