@@ -133,7 +133,7 @@ def read_settings() -> tuple[Settings, list[str]]:
     if PENDING in state:
         return state.pop(PENDING), []
     if SETTINGS not in state:
-        return from_query(st.query_params.to_dict())
+        return from_query(st.query_params.to_dict(), model_allowed)
     settings = state[SETTINGS]
     updates = {name: state[key(name)] for name in FIELDS if key(name) in state}
     choice = state.get("w_model_choice")

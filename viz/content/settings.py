@@ -330,8 +330,9 @@ RANGES = {
 }
 
 
-def from_query(params: dict[str, str]) -> tuple[Settings, list[str]]:
-    """Settings from a query string; a malformed value falls back to its default, with a notice."""
+def from_query(params: dict[str, str], model_allowed=lambda name: True) -> tuple[Settings, list[str]]:
+    """Settings from a query string; a malformed value falls back to its default, with a notice.
+    `model_allowed(name)`: whether this server may load a model the link names (the app's policy)."""
     values, notices = {}, []
     for f in fields(Settings):
         key = URL_KEYS[f.name]
