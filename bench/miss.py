@@ -45,7 +45,7 @@ def page_builders(model) -> dict:
 
 def miss_times(model, text: str, pages: tuple[str, ...], repeats: int) -> dict[str, dict]:
     """{page: {figures_s, json_s, total_s (CPU), wall_s, n_figures}}: medians over `repeats` new views."""
-    from ui.figures import browser_json
+    from viz.payload import browser_json
     from viz.content.settings import Settings, run_model
 
     builders = page_builders(model)

@@ -155,7 +155,7 @@ def embeddings_figures(model, trace, settings) -> dict:
 
 
 def serialise(figures: dict) -> dict[str, int]:
-    """Bytes of each figure's JSON, as the chart component is sent it (`ui.figures.browser_json`)."""
-    from ui.figures import browser_json
+    """Bytes of each figure's JSON, as the chart component is sent it (`viz.payload.browser_json`)."""
+    from viz.payload import browser_json
 
     return {name: len(browser_json(figure).encode("utf-8")) for name, figure in figures.items()}

@@ -2,7 +2,7 @@ import streamlit as st
 
 from ui import page
 from ui.lesson_view import lesson_card
-from ui.lessons import LESSONS
+from viz.content.lessons import LESSONS
 
 context = page("Lessons", ":material/school:")
 st.markdown(

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from ui.chart import DECIMAL_Z, NAN_DIGITS, POWERS, TEXT_PARTS
+from viz.payload import DECIMAL_Z, NAN_DIGITS, TEXT_PARTS
+from viz.payload import DOUBLE_POWERS as POWERS
 
 VERSION_START = b'{"version": '  # how the first line of `chart_data` and `placeholder_data` begins
 _DECODER = json.JSONDecoder()

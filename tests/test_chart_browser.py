@@ -482,7 +482,7 @@ def test_a_hover_text_sent_as_rows_and_columns_and_values_sent_as_digits_are_unp
     from apptest_helpers import decode
     from model import load_model
     from chart_data import join_text
-    from ui.figures import browser_json
+    from viz.payload import browser_json
     from viz.content import Settings, attention_page, run_model
 
     text = "The cat sat on the mat."

@@ -144,7 +144,7 @@ def test_embeddings_page_draws_senses_and_lists_unknown_and_absent_reference_wor
 
 
 def test_every_bank_lesson_opens_with_two_senses():
-    from ui.lessons import LESSONS
+    from viz.content.lessons import LESSONS
 
     lessons = [lesson for lesson in LESSONS if lesson.key.startswith("bank-")]
     assert {lesson.settings["model"] for lesson in lessons} >= {"toy", "toy-random", "toy-bidirectional", "toy-bidirectional-random", "minilm", "smollm2"}

@@ -1,4 +1,4 @@
-"""What the chart component is sent (ui.figures.browser_json): the figure itself in fewer bytes. A hover text
+"""What the chart component is sent (viz.payload.browser_json): the figure itself in fewer bytes. A hover text
 per cell goes as its row and column parts, a large heatmap's values to the 4 significant digits its hover
 shows; chart.js unpacks both (in chromium: tests/test_chart_browser.py). The exports keep the figure's own."""
 
@@ -13,9 +13,9 @@ import pytest
 import plotly.graph_objects as go
 
 from apptest_helpers import decode
-from ui.chart import DECIMAL_Z, TEXT_PARTS
+from viz.payload import DECIMAL_Z, TEXT_PARTS
 from chart_data import join_text
-from ui.figures import DECIMAL_MIN_VALUES, browser_json, decimal_digits, outer_parts
+from viz.payload import DECIMAL_MIN_VALUES, browser_json, decimal_digits, outer_parts
 
 BASE64_FLOAT32 = 4 * 4 / 3  # bytes of JSON per float32 value in plotly's typed arrays (base64)
 BASE64_DECIMAL = 3 * 4 / 3  # and per value to 4 significant digits (ui.figures.decimal_digits)

@@ -30,10 +30,10 @@ class CountingFigure(go.Figure):
 
 
 def counting_conversions(monkeypatch):
-    """`ui.figures.browser_json` (the figure as the chart component is sent it) counts on the figure."""
+    """`viz.payload.browser_json` (the figure as the chart component is sent it) counts on the figure."""
     import ui.figures
 
-    convert = ui.figures.browser_json
+    convert = viz.payload.browser_json
 
     def counted(fig):
         fig.conversions += 1
@@ -160,7 +160,7 @@ def test_a_figure_already_sent_is_not_serialised_again_for_another_view_s_file_n
     at = attention_page_of("the fisher sat on the river bank")
     before = {spec["layout"]["title"]["text"]: spec for spec in charts(at)}
     serialised = []
-    original = ui.figures.browser_json
+    original = viz.payload.browser_json
 
     def counting(fig):
         serialised.append(fig.layout.title.text)

@@ -26,16 +26,12 @@ from ui import assets
 FOLDER = Path(__file__).parent / "components"
 CSS = (FOLDER / "chart" / "chart.css").read_text(encoding="utf-8") + (FOLDER / "exports.css").read_text(encoding="utf-8")
 DEFAULT_HEIGHT = 450  # plotly's, for a figure without its own
-TEXT_PARTS = "av_text"  # in a trace sent: {"rows", "cols"}, its text per cell as rows[i] + cols[j] (chart.js joins them)
-DECIMAL_Z = "av_z"  # in a trace sent: {"shape", "bdata"}, its z to 4 significant digits (ui.figures.decimal_digits)
-NAN_DIGITS = -32768  # the digits of a gap (NaN) in DECIMAL_Z
-POWERS = tuple(float(f"1e{k}") for k in range(80))  # the doubles nearest 10^k (exact to 10^22), as chart.js's POWERS
 
 
 def static_serving() -> bool:
     """Whether this server serves the app's static/ at app/static/ (.streamlit/config.toml): then the
     components' code and plotly.js are files there, not sent with every element."""
-    return bool(st.get_option("server.enableStaticServing")) and assets.STATIC.is_dir()
+    return bool(st.get_option("server.enableStaticServing"))
 
 
 SERVED = static_serving()

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from ui.lessons import LESSONS_BY_KEY, Lesson
+from viz.content.lessons import LESSONS_BY_KEY, Lesson
 from ui.text import md
 from ui.view import PageContext, apply_settings, draw_control
 from viz.content.settings import DEFAULT_TEXT, Settings
