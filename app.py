@@ -2,7 +2,7 @@ import streamlit as st
 
 from ui import PAGES, page
 
-context = page("Attention, step by step", ":material/home:")
+context = page("Attention, step by step")
 st.markdown(
     "Type sentences in the sidebar and follow them through a transformer, one step at a time. "
     "Every setting is in the page's address: copy the link to share this exact view. Every figure has PNG, "

@@ -3,7 +3,7 @@ import streamlit as st
 from ui import FIGURES, SENTENCE, download_all, guarded, md, page, page_content, show, show_notices, show_table
 from viz.content import tokens_page
 
-context = page("Tokens", ":material/text_fields:", (SENTENCE, FIGURES))
+context = page("Tokens", (SENTENCE, FIGURES))
 st.markdown(
     "A model never sees letters: the text is first cut into **tokens**, and each token becomes an integer "
     "**id**, a row number in the model's embedding table. Whole words, single characters or pieces of words "

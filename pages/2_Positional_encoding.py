@@ -5,7 +5,7 @@ from viz.content import positional_page
 from viz.content.positional import default_dimensions
 from viz.content.settings import PE_BASES, PE_LIMIT
 
-context = page("Positional encoding", ":material/pin_drop:", (SENTENCE, FIGURES))
+context = page("Positional encoding", (SENTENCE, FIGURES))
 s, model = context.settings, context.model
 st.markdown(
     "Attention by itself cannot tell *the dog bit the man* from *the man bit the dog*: it compares every "

@@ -76,4 +76,4 @@ INTRO = (
     "removes keys a query must not see; the softmax turns each row into weights that sum to 1. "
     "Below, every step of the layer and heads chosen in the sidebar, for the sentence shown."
 )
-page("Attention", ":material/grid_on:", (SENTENCE, ATTENTION, FIGURES), body, INTRO)
+page("Attention", (SENTENCE, ATTENTION, FIGURES), body, INTRO)

@@ -45,4 +45,4 @@ INTRO = (
     "most (PCA), with an arrow from the static point to each. Give the sense of the word in each sentence "
     "to see the senses as groups, and where in the network they part."
 )
-page("Embeddings", ":material/scatter_plot:", (ATTENTION, FIGURES), body, INTRO)
+page("Embeddings", (ATTENTION, FIGURES), body, INTRO)

@@ -41,4 +41,4 @@ INTRO = (
     "turns the logits into probabilities. The **temperature** divides the logits first.\n\n"
     r"$$\displaystyle z = W_U \,\mathrm{norm}(h_{\text{position}}) + b \qquad p_i = \frac{e^{z_i / T}}{\sum_j e^{z_j / T}}$$"
 )
-page("Next token", ":material/keyboard_double_arrow_right:", (SENTENCE, ATTENTION, FIGURES), body, INTRO)
+page("Next token", (SENTENCE, ATTENTION, FIGURES), body, INTRO)

@@ -10,7 +10,7 @@ from viz.content.settings import PE_BASES, SESSION_MODEL
 
 MAX_STEPS = 3000
 
-context = page("Train", ":material/model_training:")
+context = page("Train")
 st.markdown(
     "The toy model shipped with this app was trained for a minute on sentences the app writes itself: "
     "*bank* by a river and at a counter, *bat* in a cave and in a game, *fair*, *light*. Train one "

@@ -4,7 +4,7 @@ from ui import page
 from ui.lesson_view import lesson_card
 from viz.content.lessons import LESSONS
 
-context = page("Lessons", ":material/school:")
+context = page("Lessons")
 st.markdown(
     "Each lesson sets the sentences, the model, the page and the toggles for one teaching point, with a "
     "question to ask the class. The explanation, the question and the controls it talks about stay at the top "

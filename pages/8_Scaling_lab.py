@@ -3,7 +3,7 @@ import streamlit as st
 from ui import FIGURES, download_all, guarded, key, page, show
 from viz.content.scaling import scaling_lab_page
 
-context = page("Scaling lab", ":material/science:", (FIGURES,))
+context = page("Scaling lab", (FIGURES,))
 st.markdown(
     "What would happen with d_k = 512? Take random query and key vectors whose entries have mean 0 and "
     "variance 1. Their dot product adds up d_k such products, so its **spread grows like √d_k**. Dividing by "

@@ -73,4 +73,4 @@ INTRO = (
     "it looks (**mean distance**), and how much of its weight goes to the previous token, the token itself, the "
     "first token, [SEP]-like tokens and punctuation. The first rule in the table that a head meets gives its badge."
 )
-page("Heads", ":material/hub:", (SENTENCE, ATTENTION, FIGURES), body, INTRO)
+page("Heads", (SENTENCE, ATTENTION, FIGURES), body, INTRO)

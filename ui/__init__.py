@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import streamlit as st
 
@@ -21,6 +22,7 @@ from ui.style import SIDE_BY_SIDE, stylesheet
 from ui.text import md
 from ui.view import ATTENTION, FIGURES, PageContext, apply_settings, guarded, key, notices_and_badge, presentation_bar, resolve, sidebar
 
+ICON = str(Path(__file__).parent / "components" / "icon.png")  # served by the app: no icon font from a CDN
 SENTENCE = "sentence"  # with ATTENTION and FIGURES: the sidebar controls a page asks for
 
 PAGES = (
@@ -37,13 +39,13 @@ PAGES = (
 )
 
 
-def page(title: str, icon: str, controls: tuple[str, ...] = (), body: Callable[[PageContext], None] | None = None, intro: str = "") -> PageContext:
+def page(title: str, controls: tuple[str, ...] = (), body: Callable[[PageContext], None] | None = None, intro: str = "") -> PageContext:
     """Every page starts here: page config, navigation, the view, the sidebar, an open lesson's box and the
     view's notices. `controls`: the sidebar controls this page uses besides sentences and model (SENTENCE,
     ATTENTION, FIGURES). `intro`: markdown above the notices. With `body`, `body(context)` is drawn below
     them, followed by the button that downloads every figure of the view; without, the page draws itself
     after `page` returns."""
-    st.set_page_config(page_title=f"{title} · Attention, step by step", page_icon=icon, layout="wide")
+    st.set_page_config(page_title=f"{title} · Attention, step by step", page_icon=ICON, layout="wide")
     start_view()
     with st.sidebar:
         load_plotly()
