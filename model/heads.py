@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
+from model import imports
 from model.attention import entropy_bits
 
 # The badge of a head is the first rule below that its numbers meet ("mixed" when none does).
@@ -218,8 +219,10 @@ def attention_flow(patterns: Tensor, query: int, residual: float = 0.5) -> Tenso
     Dinic's algorithm on capacities rounded to millionths).
     """
     import numpy as np
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import maximum_flow
+
+    with imports.LOCK:
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import maximum_flow
 
     adjusted = residual_adjusted(patterns, residual).double().numpy()
     n_layers, n, _ = adjusted.shape

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
+from model import imports
 from model.attention import ablated, attention_output
 
 NAME = "attention_stages"
@@ -121,7 +122,8 @@ def _one_per_query_head(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tens
 
 def boolean_mask(*args, **kwargs):
     """The model's own mask as booleans `[batch, 1, query_pos, key_pos]`, True = may attend (never skipped)."""
-    from transformers.masking_utils import sdpa_mask
+    with imports.LOCK:
+        from transformers.masking_utils import sdpa_mask
 
     kwargs.pop("allow_is_causal_skip", None)
     kwargs.pop("allow_is_bidirectional_skip", None)
@@ -135,8 +137,9 @@ def register() -> str:
     """Register the function and its mask with transformers (once); returns the name to load models with."""
     global _registered
     if not _registered:
-        from transformers import AttentionInterface
-        from transformers.masking_utils import AttentionMaskInterface
+        with imports.LOCK:
+            from transformers import AttentionInterface
+            from transformers.masking_utils import AttentionMaskInterface
 
         AttentionInterface.register(NAME, stages_attention)
         AttentionMaskInterface.register(NAME, boolean_mask)

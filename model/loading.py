@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 
 import torch
 
+from model import imports
 from model.adapters import ARCHITECTURES, HFModel, ToyModel, TracedModel, supported_families
 from model.toy import ToyConfig, ToyTransformer
 
@@ -136,7 +137,8 @@ def _check_folder(folder: Path, name: str) -> None:
 
 
 def _model_type(folder: Path, name: str, **kwargs) -> str:
-    from transformers import AutoConfig
+    with imports.LOCK:
+        from transformers import AutoConfig
 
     try:
         config = AutoConfig.from_pretrained(str(folder), trust_remote_code=False, **kwargs)
@@ -150,7 +152,8 @@ def _model_type(folder: Path, name: str, **kwargs) -> str:
 
 def parameter_count(config) -> int:
     """The number of parameters of the model a config describes, counted without allocating them."""
-    from transformers import AutoModel
+    with imports.LOCK:
+        from transformers import AutoModel
 
     with torch.device("meta"):
         module = AutoModel.from_config(config)
@@ -175,7 +178,8 @@ def check_size(config, name: str, budget: int | None = None) -> None:
 
 def _model_class(source: str, **kwargs):
     """The class with the model's own language-model head when its checkpoint has one, else the bare model."""
-    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM
+    with imports.LOCK:
+        from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM
 
     config = AutoConfig.from_pretrained(source, **kwargs)
     architectures = config.architectures or []
@@ -187,7 +191,8 @@ def _model_class(source: str, **kwargs):
 
 
 def _from_pretrained(source: str, name: str, **kwargs) -> TracedModel:
-    from transformers import AutoTokenizer
+    with imports.LOCK:
+        from transformers import AutoTokenizer
 
     from model.interface import register
 
@@ -227,7 +232,8 @@ def _load_gguf(folder: Path, name: str, progress=None) -> TracedModel:
     cached = cache_folder() / f"{name}-v1-{stat.st_size}-{int(stat.st_mtime)}"
     say = progress or (lambda message: None)
     if not (cached / "config.json").is_file():
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        with imports.LOCK:
+            from transformers import AutoModelForCausalLM, AutoTokenizer
 
         say(f"De-quantising {gguf.name} (first load only; about a minute)…")
         try:
@@ -357,7 +363,9 @@ def wordpiece_tokenizer():
     uses the same uncased vocabulary). Never reaches the network.
     """
     from huggingface_hub import snapshot_download
-    from transformers import AutoTokenizer
+
+    with imports.LOCK:
+        from transformers import AutoTokenizer
 
     from model.tokenizers import HFTokenizer
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache, cache
 from pathlib import Path
 
+from model import imports
 from model.vocab import TOY_WORDS
 
 PAD, UNK = "[PAD]", "[UNK]"
@@ -158,7 +159,8 @@ def _verified(path: Path, sha256: str) -> Path:
 @lru_cache(maxsize=1)
 def gpt2_encoding():
     """A `tiktoken.Encoding` for GPT-2 built offline from hash-checked local ranks."""
-    import tiktoken
+    with imports.LOCK:
+        import tiktoken
     from tiktoken.load import data_gym_to_mergeable_bpe_ranks
 
     vocab_bpe, encoder_json = gpt2_bpe_files()
@@ -296,9 +298,10 @@ def train_bpe(texts: list[str], vocab_size: int):
 
     The trainer is deterministic: the same texts give the same merges, byte for byte.
     """
-    from tokenizers import AddedToken
-    from tokenizers import Tokenizer as HFTok
-    from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
+    with imports.LOCK:
+        from tokenizers import AddedToken
+        from tokenizers import Tokenizer as HFTok
+        from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
 
     tokenizer = HFTok(models.BPE())
     tokenizer.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
@@ -324,7 +327,8 @@ class ToyBPETokenizer(Tokenizer):
     name, label = "bpe", "Toy BPE (byte-level)"
 
     def __init__(self, source: str | Path | None = None):
-        from tokenizers import Tokenizer as HFTok
+        with imports.LOCK:
+            from tokenizers import Tokenizer as HFTok
 
         if source is None:
             source = TOY_BPE_FILE
