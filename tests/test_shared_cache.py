@@ -93,3 +93,31 @@ def test_the_decorator_keys_on_the_arguments():
     run.clear()
     run("toy", ("a", "b"))
     assert len(calls) == 3 and run.__name__ == "run"
+
+
+def test_every_cache_shares_one_budget_in_bytes_and_the_least_recently_used_go_first():
+    import numpy as np
+    import torch
+
+    from ui.shared_cache import _Budget, size_of
+
+    budget = _Budget()
+    budget.limit = 10_000
+    traces, pages = SharedCache(max_entries=100, budget=budget), SharedCache(max_entries=100, budget=budget)
+    a = traces.get("a", lambda: torch.zeros(1000))  # 4,000 bytes
+    pages.get("p", lambda: {"figure": np.zeros(500)})  # 4,000 bytes
+    traces.get("a", lambda: None)  # "a" used again: "p" is now the least recently used
+    traces.get("b", lambda: torch.zeros(1000))  # 12,000 bytes in all: "p" goes
+    assert len(pages) == 0 and len(traces) == 2 and budget.total == 8000
+    big = traces.get("huge", lambda: torch.zeros(5000))  # alone larger than the budget: served, not kept
+    assert big.numel() == 5000 and len(traces) == 2 and traces.get("a", lambda: "rebuilt") is a
+    assert size_of(torch.zeros(10)[2:5]) == 40  # a view counts its storage once
+    assert size_of({"x": np.zeros(8, dtype=np.float32), "y": b"abc", "z": [torch.zeros(2)]}) == 32 + 3 + 8 + 3  # and the keys' text
+
+
+def test_the_budget_is_read_from_the_environment():
+    from ui.shared_cache import DEFAULT_MB, budget_bytes
+
+    assert budget_bytes({"ATTENTION_VIZ_MEMORY_MB": "512"}) == 512 * 2**20
+    assert budget_bytes({}) == DEFAULT_MB * 2**20
+    assert budget_bytes({"ATTENTION_VIZ_MEMORY_MB": "lots"}) == DEFAULT_MB * 2**20

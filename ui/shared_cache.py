@@ -1,17 +1,22 @@
-"""Values built once per key and shared by every session of the server process.
+"""Values built once per key and shared by every session of the server process, within one memory budget.
 
-`st.cache_resource` does this too, but each call costs about 0.4 ms on this machine before the value is
-found: it hashes every argument and looks up each one's name with `inspect.signature`. A rerun of the
-Attention page makes about fourteen such calls (its figures' parts, the trace, the model), 6 ms of the
-0.07 s a toggle costs the server. Here the key is the arguments themselves (hashable: strings, tuples,
-frozen dataclasses), found with one dict lookup.
+`st.cache_resource` keeps values by count; a cached 512-token SmolLM2 trace is about 250 MB and a toy trace
+a few KB, so a count says nothing of memory: forty long texts took one process to 9.5 GB. Here every cache
+of the process (models, traces, page content) shares one budget in bytes, `ATTENTION_VIZ_MEMORY_MB`
+(default `DEFAULT_MB`), measured from the values' own tensors, arrays and bytes (`size_of`). When a new
+value would pass it, the entries used least recently go first, whichever cache holds them. A value that
+alone is larger than the budget is served, then not kept.
 
-As with `st.cache_resource`: a value is built once even when several sessions ask for it at the same
-time (the others wait for it), a build that raises is not kept, and the oldest entries go first.
+As with `st.cache_resource`: a value is built once even when several sessions ask for it at the same time
+(the others wait for it), and a build that raises is not kept. The key is the arguments themselves
+(hashable: strings, tuples, frozen dataclasses), found with one dict lookup.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -20,30 +25,120 @@ from functools import wraps
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+DEFAULT_MB = 2048  # four processes with MiniLM and SmolLM2 loaded (~1.1 GB each) and their caches fit in 16 GB
+
+
+def budget_bytes(environ=os.environ) -> int:
+    """The process's memory budget for cached values, from ATTENTION_VIZ_MEMORY_MB."""
+    try:
+        return max(1, int(float(environ.get("ATTENTION_VIZ_MEMORY_MB", DEFAULT_MB)) * 2**20))
+    except ValueError:
+        return DEFAULT_MB * 2**20
+
+
+def size_of(value, seen: set | None = None) -> int:
+    """The bytes that `value` holds in tensors, arrays, bytes and strings, following dataclasses, dicts,
+    lists, tuples, torch modules and plain objects; each storage counted once (views share theirs)."""
+    seen = set() if seen is None else seen
+    if id(value) in seen or value is None or isinstance(value, (bool, int, float, type)):
+        return 0
+    seen.add(id(value))
+    if isinstance(value, (bytes, bytearray, str)):
+        return len(value)
+    storage = getattr(value, "untyped_storage", None)
+    if callable(storage):  # a torch tensor
+        data = storage()
+        if ("storage", data.data_ptr()) in seen:
+            return 0
+        seen.add(("storage", data.data_ptr()))
+        return data.nbytes()
+    nbytes = getattr(value, "nbytes", None)
+    if isinstance(nbytes, int) and hasattr(value, "dtype"):  # a numpy array (a view counts its base once)
+        base = getattr(value, "base", None)
+        return size_of(base, seen) if base is not None and hasattr(base, "nbytes") else nbytes
+    if isinstance(value, dict):
+        return sum(size_of(k, seen) + size_of(v, seen) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return sum(size_of(item, seen) for item in value)
+    if callable(getattr(value, "state_dict", None)) and callable(getattr(value, "parameters", None)):  # a torch module
+        return sum(size_of(tensor, seen) for tensor in value.state_dict(keep_vars=True).values())
+    if dataclasses.is_dataclass(value):
+        return sum(size_of(getattr(value, f.name), seen) for f in dataclasses.fields(value))
+    if hasattr(value, "__dict__"):
+        return size_of(vars(value), seen)
+    return 0
+
+
+class _Budget:
+    """The bytes kept by every cache of the process, and the order in which their entries were last used."""
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.used: OrderedDict[tuple[int, Hashable], tuple[SharedCache, int]] = OrderedDict()  # (cache id, key) → (cache, bytes)
+        self.total = 0
+        self.limit: int | None = None  # read from the environment on first use
+
+    def bytes_allowed(self) -> int:
+        if self.limit is None:
+            self.limit = budget_bytes()
+        return self.limit
+
+    def touch(self, cache: SharedCache, key: Hashable) -> None:
+        with self.lock:
+            if (cache.ident, key) in self.used:
+                self.used.move_to_end((cache.ident, key))
+
+    def add(self, cache: SharedCache, key: Hashable, nbytes: int) -> None:
+        """Keep `key`'s entry of `cache` in the budget, making room by dropping the entries used least recently."""
+        victims = []
+        with self.lock:
+            self.used[(cache.ident, key)] = (cache, nbytes)
+            self.total += nbytes
+            while self.total > self.bytes_allowed() and len(self.used) > 1:
+                (owner_id, old_key), (owner, old_bytes) = self.used.popitem(last=False)
+                self.total -= old_bytes
+                victims.append((owner, old_key))
+        for owner, old_key in victims:  # outside the budget's lock: a cache's own lock is never taken inside it
+            owner.forget(old_key)
+
+    def remove(self, cache: SharedCache, key: Hashable) -> None:
+        with self.lock:
+            entry = self.used.pop((cache.ident, key), None)
+            if entry is not None:
+                self.total -= entry[1]
+
+
+BUDGET = _Budget()
+_IDENTS = itertools.count()
 
 
 class SharedCache(Generic[T]):
-    """At most `max_entries` values, each dropped `ttl` seconds after it was built (never if None)."""
+    """At most `max_entries` values, each dropped `ttl` seconds after it was built (never if None), all
+    within the process's memory budget (`BUDGET`)."""
 
-    def __init__(self, max_entries: int, ttl: float | None = None, clock: Callable[[], float] = time.monotonic):
-        self.max_entries, self.ttl, self._clock = max_entries, ttl, clock
+    def __init__(self, max_entries: int, ttl: float | None = None, clock: Callable[[], float] = time.monotonic, budget: _Budget = BUDGET):
+        self.max_entries, self.ttl, self._clock, self.budget = max_entries, ttl, clock, budget
+        self.ident = next(_IDENTS)
         self._values: OrderedDict[Hashable, tuple[float, T]] = OrderedDict()  # key → (built at, value), oldest use first
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._building: dict[Hashable, threading.Lock] = {}
 
     def _found(self, key: Hashable) -> tuple[bool, T | None]:
         with self._lock:
             entry = self._values.get(key)
-            if entry is None:
-                return False, None
-            if self.ttl is not None and self._clock() - entry[0] > self.ttl:
-                del self._values[key]
-                return False, None
-            self._values.move_to_end(key)
-            return True, entry[1]
+            expired = entry is not None and self.ttl is not None and self._clock() - entry[0] > self.ttl
+            if entry is not None and not expired:
+                self._values.move_to_end(key)
+        if entry is None:
+            return False, None
+        if expired:
+            self.drop(key)
+            return False, None
+        self.budget.touch(self, key)
+        return True, entry[1]
 
     def get(self, key: Hashable, build: Callable[[], T]) -> T:
-        """The value kept for `key`, or `build()` kept for it."""
+        """The value kept for `key`, or `build()` kept for it (if it fits the budget)."""
         found, value = self._found(key)
         if found:
             return value
@@ -55,18 +150,31 @@ class SharedCache(Generic[T]):
                 return value
             try:
                 value = build()
-                with self._lock:
-                    self._values[key] = (self._clock(), value)
-                    while len(self._values) > self.max_entries:
-                        self._values.popitem(last=False)
+                nbytes = size_of(value)
+                if nbytes <= self.budget.bytes_allowed():
+                    with self._lock:
+                        self._values[key] = (self._clock(), value)
+                        over = list(self._values)[: max(0, len(self._values) - self.max_entries)]
+                    for old in over:
+                        self.drop(old)
+                    self.budget.add(self, key, nbytes)
                 return value
             finally:  # after the value is kept: a session asking now finds it, not a new lock
                 with self._lock:
                     self._building.pop(key, None)
 
-    def clear(self) -> None:
+    def forget(self, key: Hashable) -> None:
+        """Drop `key`'s value (the budget has already let it go)."""
         with self._lock:
-            self._values.clear()
+            self._values.pop(key, None)
+
+    def drop(self, key: Hashable) -> None:
+        self.forget(key)
+        self.budget.remove(self, key)
+
+    def clear(self) -> None:
+        for key in list(self._values):
+            self.drop(key)
 
     def __len__(self) -> int:
         return len(self._values)
