@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import TypeVar
@@ -15,6 +13,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from ui.chart import chart_data, draw_chart
+from ui.shared_cache import SharedCache, size_of
 from viz import apply_print_theme
 from viz.payload import browser_json
 from viz.content.settings import to_query
@@ -26,9 +25,14 @@ from viz.export.names import stamped_stem
 REGISTRY = "figures_of_view"  # session state: {figure id: figure} drawn by this view (the zip's figures)
 T = TypeVar("T")
 
-_MADE: OrderedDict[int, tuple[dict, dict]] = OrderedDict()  # id(figure) → (the figure, {what: (variant, made)})
-_MADE_LOCK = threading.Lock()
-MADE_ENTRIES = 1024  # figures remembered; each entry holds its figure, so its id is not reused while remembered
+class _Made:
+    """What was made from one figure (`made_once`), kept with the figure that its key's id names."""
+
+    def __init__(self, fig: dict):
+        self.fig, self.made = fig, {}
+
+
+_MADE: SharedCache[_Made] = SharedCache(max_entries=4096)
 
 
 def made_once(fig: dict, what: str, make: Callable[[], T], variant=None) -> T:
@@ -36,20 +40,18 @@ def made_once(fig: dict, what: str, make: Callable[[], T], variant=None) -> T:
 
     A page's content is shared between runs and sessions (ui.content_cache), so the same figures come back
     on every rerun: what the page derives from them (the print-themed copy, the bytes sent to the browser,
-    a copy with click targets) is made the first time only. Figures are not changed once built."""
-    with _MADE_LOCK:
-        entry = _MADE.get(id(fig))
-        if entry is None or entry[0] is not fig:
-            entry = _MADE[id(fig)] = (fig, {})
-        _MADE.move_to_end(id(fig))
-        while len(_MADE) > MADE_ENTRIES:
-            _MADE.popitem(last=False)
-        found = entry[1].get(what)
+    a copy with click targets) is made the first time only, and counts in the process's memory budget
+    (ui.shared_cache). An entry holds its figure, so the id that keys it is not reused while it is kept."""
+    entry = _MADE.get(id(fig), lambda: _Made(fig))
+    if entry.fig is not fig:  # an entry of a figure since gone, whose id was given to this one
+        _MADE.drop(id(fig))
+        entry = _MADE.get(id(fig), lambda: _Made(fig))
+    found = entry.made.get(what)
     if found is not None and found[0] == variant:
         return found[1]
     made = make()
-    with _MADE_LOCK:
-        entry[1][what] = (variant, made)
+    entry.made[what] = (variant, made)
+    _MADE.grew(id(fig), size_of(made))
     return made
 
 

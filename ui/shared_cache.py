@@ -89,10 +89,13 @@ class _Budget:
                 self.used.move_to_end((cache.ident, key))
 
     def add(self, cache: SharedCache, key: Hashable, nbytes: int) -> None:
-        """Keep `key`'s entry of `cache` in the budget, making room by dropping the entries used least recently."""
+        """Keep `key`'s entry of `cache` in the budget (or `nbytes` more of it), making room by dropping the
+        entries used least recently."""
         victims = []
         with self.lock:
-            self.used[(cache.ident, key)] = (cache, nbytes)
+            before = self.used.get((cache.ident, key), (cache, 0))[1]
+            self.used[(cache.ident, key)] = (cache, before + nbytes)
+            self.used.move_to_end((cache.ident, key))
             self.total += nbytes
             while self.total > self.bytes_allowed() and len(self.used) > 1:
                 (owner_id, old_key), (owner, old_bytes) = self.used.popitem(last=False)
@@ -162,6 +165,11 @@ class SharedCache(Generic[T]):
             finally:  # after the value is kept: a session asking now finds it, not a new lock
                 with self._lock:
                     self._building.pop(key, None)
+
+    def grew(self, key: Hashable, nbytes: int) -> None:
+        """The value kept for `key` now holds `nbytes` more (something made from it and kept with it)."""
+        if key in self._values:
+            self.budget.add(self, key, nbytes)
 
     def forget(self, key: Hashable) -> None:
         """Drop `key`'s value (the budget has already let it go)."""
