@@ -1,6 +1,7 @@
 # Two commands do everything on a fresh machine:
 #   make run    installs what is needed and starts the app on the built-in toy model
-#   make test   installs what is needed (Python packages, Debian's chromium and nginx), runs ruff, then every test
+#   make test   installs what is needed (Python packages, Debian's chromium and nginx), runs ruff, then the tests
+#   make bench  the class-size browser runs and the benchmarks (python -m bench)
 #   make serve N=4   N app processes behind nginx with sticky sessions, on http://localhost:$(PORT)
 PYTHON ?= python3
 PORT ?= 8501
@@ -37,6 +38,7 @@ lint: install
 test: install browser nginx lint
 	$(PYTHON) -m pytest
 
-bench: install browser
+bench: install browser nginx
 	$(PYTHON) -m pip install --quiet bertviz==1.4.1  # only for the size comparison
+	$(PYTHON) -m pytest -m bench  # a class of browsers on one server, the browser benchmark's own run
 	$(PYTHON) -m bench

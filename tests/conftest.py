@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -189,19 +190,28 @@ def chromium():
             browser.close()
 
 
-SCRIPT_DONE = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
-NO_STATUS = "() => !document.querySelector('[data-testid=stStatusWidget]')"
 
 
-def settle(page, timeout: int = 90_000, before: int = 400, after: int = 300) -> None:
-    """Wait until the page's script has run to its end: `before` ms for a click's rerun to begin, then the
-    app's run state ("notRunning") and no status widget, then `after` ms for the browser to draw. The status
-    widget alone was not enough: on a server's first run it could be checked before it had appeared
-    (seen in CI, in test_print)."""
-    page.wait_for_timeout(before)
-    page.wait_for_function(SCRIPT_DONE, timeout=timeout)
-    page.wait_for_function(NO_STATUS, timeout=timeout)
-    page.wait_for_timeout(after)
+QUIET = """(ms) => {
+  // the page is settled when the script has run to its end, no status widget shows, and nothing in the
+  // page has changed for `ms` milliseconds (a rerun that is about to start changes the run state first)
+  if (!window.__avQuiet) {
+    window.__avQuiet = { last: performance.now() };
+    new MutationObserver(() => { window.__avQuiet.last = performance.now(); })
+      .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    return false;
+  }
+  const app = document.querySelector("[data-testid=stApp]");
+  return app?.getAttribute("data-test-script-state") === "notRunning" && !document.querySelector("[data-testid=stStatusWidget]")
+    && performance.now() - window.__avQuiet.last > ms;
+}"""
+
+
+def settle(page, timeout: int = 90_000, quiet: int = 300) -> None:
+    """Wait until the page is settled: its script has run to its end, no status widget shows, and nothing
+    in the page has changed for `quiet` ms (watched from the call on, so a click's rerun is seen to begin)."""
+    page.evaluate("() => { if (window.__avQuiet) window.__avQuiet.last = performance.now(); }")
+    page.wait_for_function(QUIET, arg=quiet, timeout=timeout, polling=50)
 
 
 def free_port() -> int:
@@ -240,6 +250,10 @@ def streamlit_server(script: str = "app.py"):
     finally:
         process.terminate()
         process.wait(timeout=20)
+        log.seek(0)
+        text = log.read().decode(errors="replace")
+        deprecated = [line for line in text.splitlines() if re.search(r"deprecat|will be removed", line, re.I)]
+        assert not deprecated, f"Streamlit deprecation warnings in the server log: {deprecated[:3]}"
 
 
 @pytest.fixture(scope="module")
@@ -254,3 +268,4 @@ def server():
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: uses real pretrained weights (skipped when the package is absent)")
     config.addinivalue_line("markers", "browser: drives Debian's chromium through Playwright")
+    config.addinivalue_line("markers", "bench: a class of browsers or a benchmark run (make bench, not make test)")

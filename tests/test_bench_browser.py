@@ -79,6 +79,7 @@ def test_the_class_has_distinct_words_outside_the_shared_sentence():
 
 
 @pytest.mark.browser
+@pytest.mark.bench
 def test_a_toggle_measured_in_chromium_changes_the_chart_and_costs_server_cpu():
     text = texts_of_tokens("toy", (16,))[16]
     assert len(text.split()) == 16  # the toy model reads one token per word

@@ -17,7 +17,7 @@ import pytest
 from conftest import BROWSER_ARGS, CHROMIUM, ROOT, server_pid
 from model.vocab import TOY_WORDS
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.bench]
 N_SESSIONS = 20
 NOUNS = [
     "cat",

@@ -28,7 +28,7 @@ def open_page(page, url):
     run it could be checked before it had appeared (seen in CI: the sidebar not drawn yet)."""
     page.goto(url)
     page.wait_for_selector(".av-chart .main-svg", timeout=90_000)
-    settle(page, before=0, after=1500)
+    settle(page, quiet=1500)
 
 
 def test_a_printed_page_has_its_figures_and_no_sidebar_or_buttons(server, browser_page):
