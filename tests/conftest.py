@@ -190,8 +190,6 @@ def chromium():
             browser.close()
 
 
-
-
 QUIET = """(ms) => {
   // the page is settled when the script has run to its end, no status widget shows, and nothing in the
   // page has changed for `ms` milliseconds (a rerun that is about to start changes the run state first)
@@ -221,13 +219,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def streamlit_server(script: str = "app.py"):
+def streamlit_server(script: str = "app.py", *options: str):
     """`streamlit run <script>` on a free loopback port (offline), as `make run` starts it: yields (url,
     process), stops it after."""
     port = free_port()
     log = tempfile.TemporaryFile()
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
+        [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true", *options],
         cwd=ROOT,
         env=dict(os.environ, HF_HUB_OFFLINE="1"),
         stdout=log,

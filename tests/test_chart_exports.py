@@ -61,7 +61,7 @@ def test_the_attention_page_has_no_download_button_per_figure_and_every_chart_sa
 @pytest.fixture
 def session(monkeypatch):
     """Bare mode: one session state for the process; what a test puts in it is taken out after."""
-    for name in (ui.chart.FILES, "settings", ui.figures.REGISTRY, ui.figures.ABOUT, "png_scale"):
+    for name in (ui.chart.FILES, "settings", ui.figures.REGISTRY, ui.figures.KEYS, "png_scale"):
         monkeypatch.setitem(st.session_state, name, None)
         del st.session_state[name]
     sent = []
@@ -86,7 +86,7 @@ def test_a_csv_click_makes_the_file_once_and_the_next_data_carries_it_once(sessi
     sent = session
     fig = fig_of_numbers()
     ui.figures.show_figure(fig, "small-pattern")
-    key = ui.figures.chart_key("small-pattern")
+    key = "chart_small-pattern"
     first = sent[-1]["data"]
     about, spec = chart_data.read_chart_data(first)
     assert about["export"] == {"name": "small-pattern", "width": 1280, "height": 300, "scale": 2.0}
@@ -113,7 +113,7 @@ def test_a_csv_click_makes_the_file_once_and_the_next_data_carries_it_once(sessi
 def test_an_html_click_makes_the_standalone_page_with_the_figures_name_and_a_new_nonce_each_time(session):
     sent = session
     fig = fig_of_numbers()
-    key = ui.figures.chart_key("small-pattern")
+    key = "chart_small-pattern"
     nonces = []
     for seq in (1, 2):
         ui.figures.show_figure(fig, "small-pattern")
@@ -130,7 +130,7 @@ def test_an_html_click_makes_the_standalone_page_with_the_figures_name_and_a_new
 def test_png_svg_and_unknown_formats_and_charts_without_exports_make_nothing_on_the_server(session, monkeypatch):
     sent = session
     fig = fig_of_numbers()
-    key = ui.figures.chart_key("small-pattern")
+    key = "chart_small-pattern"
     ui.figures.show_figure(fig, "small-pattern")
     for value in ({"format": "png", "seq": 1}, {"format": "svg", "seq": 2}, {"format": "../../etc/passwd"}, "csv", None):
         click(sent, key, ("export", value))
@@ -138,14 +138,14 @@ def test_png_svg_and_unknown_formats_and_charts_without_exports_make_nothing_on_
 
     ui.figures.show_figure(fig, "no-buttons", exports=False)
     assert chart_data.read_chart_data(sent[-1]["data"])[0]["export"] is None
-    click(sent, ui.figures.chart_key("no-buttons"), ("export", {"format": "csv", "seq": 3}))
+    click(sent, "chart_no-buttons", ("export", {"format": "csv", "seq": 3}))
     assert not st.session_state.get(ui.chart.FILES)
 
 
 def test_a_file_whose_chart_is_not_drawn_again_soon_is_dropped(session, monkeypatch):
     sent = session
     fig = fig_of_numbers()
-    key = ui.figures.chart_key("small-pattern")
+    key = "chart_small-pattern"
     ui.figures.show_figure(fig, "small-pattern")
     click(sent, key, ("export", {"format": "csv", "seq": 1}))
     st.session_state[ui.chart.FILES][key]["made"] -= ui.chart.FILE_TTL_S + 1
@@ -181,54 +181,13 @@ def test_a_chart_is_keyed_by_its_place_so_another_layer_updates_it_in_place():
     assert "layer 1 · head 2" in titles(at)[0] and "layer 1 · head 3" in titles(at)[1]
 
 
-class RunKeys(set):
-    """Streamlit's set of a run's keys, as `wants_head_start` uses it."""
-
-    def check_and_add(self, value) -> bool:
-        new = value not in self
-        self.add(value)
-        return new
-
-
-def test_only_the_first_chart_of_a_run_whose_figure_changed_gets_the_head_start():
-    sent, run = {}, RunKeys()
-    assert ui.chart.wants_head_start(sent, "chart_stages", "v1", run)  # new
-    assert not ui.chart.wants_head_start(sent, "chart_value-step", "w1", run)  # new too, but the run gave its head start
-    run.clear()  # the next run
-    assert not ui.chart.wants_head_start(sent, "chart_stages", "v1", run)  # the browser has it
-    assert ui.chart.wants_head_start(sent, "chart_value-step", "w2", run)  # the first that changed
-    assert not ui.chart.wants_head_start(sent, "chart_stages", "v2", run)
-    assert sent == {"chart_stages": "v2", "chart_value-step": "w2"}
-    assert not ui.chart.wants_head_start({}, "chart_stages", "v1", None)  # outside a run
-
-
-def test_every_run_of_the_attention_page_waits_once_after_its_first_chart(monkeypatch):
-    """With a browser (served): each run waits once, after its first chart (AppTest's runs are full runs,
-    which forget what the browser holds); the waits of a fragment's rerun are decided as in the test above."""
-    waits, decided = [], []
-    wants = ui.chart.wants_head_start
-
-    def spy(sent, key, version, keys):
-        decided.append((key, wants(sent, key, version, keys)))
-        return decided[-1][1]
-
-    monkeypatch.setattr(ui.chart, "wants_head_start", spy)
-    monkeypatch.setattr(ui.chart, "pause", waits.append)
-    monkeypatch.setattr(ui.chart, "served", lambda: True)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.query_params.update(text="The cat sat on the mat.")
-    at.run()
-    for act in (lambda: at.switch_page("pages/3_Attention.py"), lambda: at.sidebar.toggle(key="w_scaling").set_value(False)):
-        decided.clear(), waits.clear()
-        act().run()
-        assert not at.exception, [e.value for e in at.exception]
-        assert [key for key, wanted in decided if wanted] == ["chart_stages-h0"] and waits == [ui.chart.HEAD_START_S]
-        assert len(decided) > 5  # every chart of the page was considered
-
-
 def test_a_chart_in_its_heads_box_is_keyed_by_its_head_and_not_its_layer():
     """The stages of head 2 keep their chart (and its drawing) through a change of layer or of the other
     heads; a chart elsewhere keeps its place's key whatever layer and head it shows."""
     assert ui.figures.chart_key("stages-L3-H2", per_head=True) == "chart_stages-h2" == ui.figures.chart_key("stages-L0-H2", per_head=True)
     assert ui.figures.chart_key("focus-L0-H11", per_head=True) == "chart_focus-h11"
-    assert ui.figures.chart_key("value-step-L3-H2") == "chart_value-step" == ui.figures.chart_key("value-step-L0-H0")
+    ui.figures.start_view()
+    assert ui.figures.chart_key("value-step-L3-H2") == "chart_value-step"
+    assert ui.figures.chart_key("value-step-L0-H0") == "chart_value-step-2"  # the second of its kind in this run
+    ui.figures.start_view()  # the next run
+    assert ui.figures.chart_key("value-step-L0-H0") == "chart_value-step"

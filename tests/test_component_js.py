@@ -43,14 +43,13 @@ def test_without_static_serving_or_a_writable_folder_the_code_goes_inline(tmp_pa
     assert component_js.component_js("av-head-view", True, blocked / "static") == component_js.code("av-head-view")  # OSError: inline
 
 
-def test_the_loader_only_where_app_py_is_the_main_script_and_static_serving_is_on():
-    """.streamlit/config.toml turns static serving on. Streamlit serves static/ beside the main script:
-    for a test app elsewhere (tests/apps/) that is another folder, so its components get the code inline."""
-    from ui.chart import serves_app_static
+def test_the_loader_where_static_serving_is_on():
+    """.streamlit/config.toml turns static serving on: the components import their code from app/static/.
+    A test app elsewhere (tests/apps/), whose static/ is another folder, is run with it off: code inline."""
+    import ui.chart
 
-    assert serves_app_static(str(component_js.ROOT / "app.py"))
-    assert not serves_app_static(str(component_js.ROOT / "tests" / "apps" / "head_view_app.py"))
-    assert not serves_app_static(None)
+    assert ui.chart.static_serving() and ui.chart.SERVED
+    assert 'enableStaticServing = true' in (component_js.ROOT / ".streamlit" / "config.toml").read_text()
 
 
 def test_the_head_view_export_keeps_the_whole_code():

@@ -24,7 +24,7 @@ HEADS = [0, 1, 2, 3]
 
 @pytest.fixture(scope="module")
 def app_url():
-    with streamlit_server("tests/apps/head_view_app.py") as (url, _):
+    with streamlit_server("tests/apps/head_view_app.py", "--server.enableStaticServing", "false") as (url, _):
         yield url
 
 

@@ -442,26 +442,3 @@ def test_a_charts_version_is_read_from_the_start_of_its_data_not_from_its_whole_
     monkeypatch.setattr("ui.chart._DECODER.raw_decode", lambda text, *a: parsed.append(len(text)) or json.JSONDecoder().raw_decode(text, *a))
     chart_version(chart_data(fig, fig.to_json(), {}, clickable=False, export=None, live=live))
     assert parsed and max(parsed) <= 64  # not the two megabytes of `live`
-
-
-def test_a_table_is_converted_for_the_browser_once_and_keeps_its_values_and_index():
-    """ui.layout.show_table gives st.dataframe a pyarrow table made once per DataFrame (Streamlit converted
-    the DataFrame again every rerun); what the browser gets is the same table, index included."""
-    import gc
-
-    import weakref
-
-    from ui.layout import _arrow_of
-
-    steps = pd.DataFrame({"step": ["q · k", "÷ 5.657", "mask"], "value": [-0.4466, -0.0789, float("nan")]})
-    similar = pd.DataFrame({"bank (s1)": [1.0, 0.25]}, index=pd.Index(["bank (s1)", "bank (s2)"], name="token"))
-    for frame in (steps, similar):
-        table = _arrow_of(frame)
-        assert _arrow_of(frame) is table  # made once
-        pd.testing.assert_frame_equal(table.to_pandas(), frame)
-    mixed = pd.DataFrame({"value": [1, "one"]})  # pyarrow cannot type this column: Streamlit's own fix then
-    assert _arrow_of(mixed) is mixed
-    made = weakref.ref(_arrow_of(steps))
-    del steps, table
-    gc.collect()
-    assert made() is None  # a table is dropped with its DataFrame

@@ -25,6 +25,7 @@ from viz.export.names import stamped_stem
 REGISTRY = "figures_of_view"  # session state: {figure id: figure} drawn by this view (the zip's figures)
 T = TypeVar("T")
 
+
 class _Made:
     """What was made from one figure (`made_once`), kept with the figure that its key's id names."""
 
@@ -85,8 +86,9 @@ def server_file(fig: dict, name: str, form: str) -> tuple[bytes, str, str] | Non
 
 
 def start_view() -> None:
-    """Forget the figures of the previous run: each run registers what it draws."""
+    """Forget the figures and chart keys of the previous run: each run registers what it draws."""
     st.session_state[REGISTRY] = {}
+    st.session_state[KEYS] = set()
 
 
 def themed(fig: dict) -> dict:
@@ -126,22 +128,39 @@ def _stem(figure_id: str, settings, address: str, png_scale: float) -> str:
 
 
 LAYER = re.compile(r"-L\d+(?=-|$)")
+LAYER_HEAD = re.compile(r"-[LH]\d+(?=-|$)")
+KEYS = "chart_keys_of_run"  # session state: the chart keys this run has drawn (`chart_key`)
 
 
-def chart_key(figure_id: str) -> str:
-    """The widget key of a figure's chart: its id without its layer ("stages-L0-H2" → "chart_stages-H2"), so
-    another layer draws over the same chart (Plotly.react) rather than into a new one."""
-    return f"chart_{safe_filename(LAYER.sub('', figure_id))}"
+def chart_key(figure_id: str, per_head: bool = False) -> str:
+    """The widget key of a figure's chart: its place on the page, not which layer and head it shows. The id
+    without its layer and head ("stages-L0-H2" → "stages"), numbered by its turn among this run's charts of
+    that kind ("value-step", "value-step-2", …): another layer or head draws over the chart in the same
+    place (Plotly.react) rather than into a new one. `per_head`: a chart in its head's own box
+    (ui.head_view.head_box), whose place is the head's: the id without its layer ("stages-h2")."""
+    if per_head:
+        return f"chart_{safe_filename(LAYER.sub('', figure_id))}"
+    base = f"chart_{safe_filename(LAYER_HEAD.sub('', figure_id))}"
+    drawn = st.session_state.setdefault(KEYS, set())
+    key, turn = base, 1
+    while key in drawn:
+        turn += 1
+        key = f"{base}-{turn}"
+    drawn.add(key)
+    return key
 
 
-def show_figure(fig: dict, figure_id: str, *, exports: bool = True, on_click: Callable[[dict], None] | None = None, live: dict | None = None) -> None:
+def show_figure(
+    fig: dict, figure_id: str, *, exports: bool = True, on_click: Callable[[dict], None] | None = None, live: dict | None = None, per_head: bool = False
+) -> None:
     """Draw `fig` and, under it, PNG / SVG / HTML / CSV buttons, named for the figure, the model and the
     settings (two views never share a file name). PNG and SVG are rendered by the browser, HTML and CSV
     made here when clicked (`server_file`).
 
     `on_click(selection)`: run when a point of the chart is clicked, with the selection in the shape of
     `st.plotly_chart`'s. `live`: what the browser needs to redraw a stages figure the moment the mask,
-    scaling, temperature or hidden keys change (ui/components/chart/live.js); not in the print theme."""
+    scaling, temperature or hidden keys change (ui/components/chart/live.js); not in the print theme.
+    `per_head`: the chart sits in its head's box (`chart_key`)."""
     settings = st.session_state.get("settings")
     if live is not None and settings is not None and settings.theme == "print":
         live = None
@@ -153,7 +172,7 @@ def show_figure(fig: dict, figure_id: str, *, exports: bool = True, on_click: Ca
     export = (lambda: export_of(fig, name, scale)) if exports else None
     data = sent_to_browser(fig, config, clickable=clickable, variant=(name, scale, clickable, exports, live is not None), export=export, live=live)
     on_export = (lambda form: server_file(fig, name, form)) if exports else None
-    draw_chart(data, key=chart_key(figure_id), on_click=on_click, on_export=on_export)
+    draw_chart(data, key=chart_key(figure_id, per_head), on_click=on_click, on_export=on_export)
 
 
 def _png_scale() -> float:

@@ -238,7 +238,7 @@ def show_clickable_stages(content, figure_id: str) -> bool:
             _set_cell(content, *cell)
 
     live = live_controls(content.values.get(f"live-{figure_id}"), st.session_state["settings"])
-    show_figure(fig, figure_id, on_click=on_click if clickable else None, live=live)
+    show_figure(fig, figure_id, on_click=on_click if clickable else None, live=live, per_head=True)
     return bool(clickable)
 
 
@@ -281,7 +281,7 @@ def show_stages_of_heads(content, layer: int) -> None:
             show_notices(content, f"long-input-H{head}", holds_place=False)  # the sentence's length alone
             for extra in ("focus", "renormalised"):
                 if f"{extra}-L{layer}-H{head}" in content.figures:
-                    show(content, f"{extra}-L{layer}-H{head}")
+                    show(content, f"{extra}-L{layer}-H{head}", per_head=True)
             show_notices(content, f"fully-masked-H{head}", holds_place=False)  # last in the box
 
 
@@ -302,7 +302,7 @@ def show_stages_placeholder(content, figure_id: str) -> None:
     # Where the browser cannot draw the head (part None), the placeholder only keeps the chart's element,
     # hidden, with its last drawing: the pill that brings the same figure back draws nothing (chart.js)
     live = None if part is None else {**part, "controls": {"heads": key("heads")}}
-    draw_chart(placeholder_data(live), key=chart_key(figure_id))
+    draw_chart(placeholder_data(live), key=chart_key(figure_id, per_head=True))
 
 
 def _clickable_stages(figure, n: int, cell: tuple) -> tuple:

@@ -15,9 +15,9 @@ from viz.content.page import PageContent
 ICONS = {"info": "ℹ️", "warning": "✍️"}
 
 
-def show(content: PageContent, figure_id: str, *, exports: bool = True, on_click=None) -> None:
-    """Draw one figure of the content, with its downloads (`on_click`: see `show_figure`)."""
-    show_figure(content.figures[figure_id], figure_id, exports=exports, on_click=on_click)
+def show(content: PageContent, figure_id: str, *, exports: bool = True, on_click=None, per_head: bool = False) -> None:
+    """Draw one figure of the content, with its downloads (`on_click`, `per_head`: see `show_figure`)."""
+    show_figure(content.figures[figure_id], figure_id, exports=exports, on_click=on_click, per_head=per_head)
 
 
 def show_table(content: PageContent, table_id: str, *, index: bool = False) -> None:

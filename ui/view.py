@@ -78,12 +78,13 @@ def torch_threads(environ=os.environ) -> int:
         return 1
 
 
-@st.cache_resource
-def _use_torch_threads() -> int:
+def _use_torch_threads() -> None:
     import torch
 
     torch.set_num_threads(torch_threads())
-    return torch_threads()
+
+
+_use_torch_threads()  # once, when the app's glue is imported
 
 
 @shared(max_entries=4)
@@ -177,7 +178,6 @@ def resolve() -> tuple[PageContext, list[str], InputError | None]:
     """Settings → model → trace, the settings clamped to what the model and input have. The view then
     becomes the session's and the page's link. On input the model cannot run, the trace is None and the
     problem is returned."""
-    _use_torch_threads()
     settings, notices = read_settings()
     notices = list(notices)
     settings, model = _load(settings, notices)
