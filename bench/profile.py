@@ -31,7 +31,7 @@ from bench.browser import (
 )
 from bench.coldstart import ROOT
 
-PROJECT = ("app.py", "pages/", "ui/", "viz/", "model/")
+PROJECT = ("app.py", "home.py", "pages/", "ui/", "viz/", "model/")
 PACKAGES = (
     "plotly",
     "_plotly_utils",

@@ -52,7 +52,7 @@ def _commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "app.py", "model", "viz", "ui", "pages"],
+            ["git", "status", "--porcelain", "--", "app.py", "home.py", "model", "viz", "ui", "pages"],
             cwd=root,
             capture_output=True,
             text=True,

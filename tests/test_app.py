@@ -15,7 +15,7 @@ PAGES = ["pages/1_Tokens.py", "pages/2_Positional_encoding.py", "pages/3_Attenti
 
 
 def start(query=None):
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=120)
     for key, value in (query or {}).items():
         at.query_params[key] = value
     return at.run()

@@ -561,7 +561,7 @@ def test_every_page_finds_the_code_of_its_element_types_already_asked_for_by_the
         fetched = []
         page.on("request", lambda r: fetched.append(r.url.rsplit("/", 1)[-1]) if "/static/js/" in r.url else None)
         for path, _, _ in PAGES:
-            slug = "" if path == "app.py" else re.sub(r"^\d+_", "", Path(path).stem)
+            slug = "" if path == "home.py" else re.sub(r"^\d+_", "", Path(path).stem)
             page.goto(f"{server}/{slug}?text=The+cat+sat+on+the+mat.")
             page.wait_for_selector("h1", timeout=90_000)
             settle(page)

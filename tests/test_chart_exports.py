@@ -27,7 +27,7 @@ def test_the_export_size_is_the_servers():
 
 
 def test_the_attention_page_has_no_download_button_per_figure_and_every_chart_says_how_to_export_it():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=120)
     at.query_params["text"] = "The cat sat on the mat."
     at.run()
     at.switch_page("pages/3_Attention.py").run()
@@ -165,7 +165,7 @@ def test_a_chart_is_keyed_by_its_place_so_another_layer_updates_it_in_place():
     def titles(at):
         return [spec["layout"]["title"]["text"] for spec in charts(at)]
 
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=120)
     at.query_params.update(text="The cat sat on the mat.", heads="0,1")
     at.run()
     at.switch_page("pages/3_Attention.py").run()

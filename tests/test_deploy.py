@@ -132,7 +132,7 @@ def test_the_tokens_page_comes_from_the_content_cache_and_equals_a_fresh_build(m
     text = "the fisher sat on the river bank"
     sent = []
     for _ in range(2):
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=120)
         at.query_params["text"] = text
         at.run()
         at.switch_page("pages/1_Tokens.py").run()

@@ -176,11 +176,11 @@ class ExceptionLog(logging.Handler):
 
 def open_view(page: str, query: dict[str, str]) -> tuple[AppTest, list[logging.LogRecord]]:
     with ExceptionLog() as log:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=120)
         for key, value in query.items():
             at.query_params[key] = value
         at.run()
-        if page != "app.py":
+        if page != "home.py":
             at.switch_page(page).run()
     return at, log.records
 

@@ -363,7 +363,7 @@ def test_the_heads_page_opens_a_head_and_ranks_every_head():
     from apptest_helpers import chart_titled
     from conftest import ROOT
 
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=180).run()
     at.switch_page("pages/9_Heads.py").run()
     assert not at.exception, [e.value for e in at.exception]
     at.sidebar.select_slider(key="w_layer").set_value(1).run()

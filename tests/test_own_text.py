@@ -92,7 +92,7 @@ def plain(markdown: str) -> str:
 
 
 def train_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=180).run()
     at.switch_page("pages/6_Train.py").run()
     at.radio(key="train_source").set_value("my own text").run()
     return at
@@ -127,7 +127,7 @@ def test_train_page_trains_on_pasted_sentences_for_this_session_only():
     at.switch_page("pages/1_Tokens.py").run()
     shown = " ".join(str(t.value) for t in at.dataframe)
     assert not at.exception and "heron" in shown and "swallowed" in shown and "[UNK]" not in shown
-    other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()  # another session
+    other = AppTest.from_file(str(ROOT / "home.py"), default_timeout=120).run()  # another session
     assert "trained-here" not in other.sidebar.selectbox(key="w_model_choice").options
 
 

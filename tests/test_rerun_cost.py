@@ -70,7 +70,7 @@ def test_a_figure_is_converted_once_however_often_it_is_shown(monkeypatch):
 
 
 def attention_page_of(text: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=120)
     at.query_params["text"] = text
     at.run()
     at.switch_page("pages/3_Attention.py").run()
@@ -323,7 +323,7 @@ def test_a_first_visit_on_the_toy_model_loads_no_hugging_face_and_no_export_mach
     are installed imports neither)."""
     lazy = ["transformers", "huggingface_hub", "tiktoken", "kaleido", "choreographer"]
     done = subprocess.run(
-        [sys.executable, "-c", FIRST_RUN, str(ROOT / "app.py"), *lazy],
+        [sys.executable, "-c", FIRST_RUN, str(ROOT / "home.py"), *lazy],
         cwd=ROOT,
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
         capture_output=True,

@@ -13,7 +13,7 @@ ATTENTION_KEYS = ("w_layer", "w_heads", "w_mask", "w_hidden", "w_scaling", "w_te
 
 
 def start():
-    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    return AppTest.from_file(str(ROOT / "home.py"), default_timeout=120).run()
 
 
 def sidebar_keys(at):
@@ -188,7 +188,7 @@ def test_a_tokens_pill_hides_it_and_the_box_shows_the_same_tokens():
 
 
 def test_a_first_version_link_hides_the_position_in_each_sentence_and_says_so():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=120)
     at.query_params["text"] = "A man fishing on a river bank.\nHe went to the bank to get cash."
     at.query_params["hide"] = "6"
     at.run()

@@ -26,7 +26,7 @@ ICON = str(Path(__file__).parent / "components" / "icon.png")  # served by the a
 SENTENCE = "sentence"  # with ATTENTION and FIGURES: the sidebar controls a page asks for
 
 PAGES = (
-    ("app.py", "Home", ":material/home:"),
+    ("home.py", "Home", ":material/home:"),
     ("pages/1_Tokens.py", "Tokens", ":material/text_fields:"),
     ("pages/2_Positional_encoding.py", "Positional encoding", ":material/pin_drop:"),
     ("pages/3_Attention.py", "Attention", ":material/grid_on:"),
@@ -53,7 +53,7 @@ def page(title: str, controls: tuple[str, ...] = (), body: Callable[[PageContext
             st.page_link(path, label=label, icon=nav_icon)
     st.title(title)
     context, notices, problem = resolve()
-    lesson = active_lesson({label: path for path, label, _ in PAGES}.get(title, "app.py"))
+    lesson = active_lesson({label: path for path, label, _ in PAGES}.get(title, "home.py"))
     beside_question = lesson.controls if lesson is not None and ATTENTION in controls else ()
     sidebar(context, frozenset(controls), beside_question, problem)
     stylesheet(context.settings.presenting)
