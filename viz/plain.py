@@ -246,11 +246,14 @@ def grid_layout(rows: int, cols: int, n_titles: int, options: dict) -> tuple[dic
 
 @lru_cache(maxsize=32)
 def _grid(rows: int, cols: int, n_titles: int, options: tuple) -> tuple[dict, dict]:
-    kwargs = {key: list(value) if isinstance(value, tuple) else value for key, value in options}
-    made = grid_layout(rows, cols, n_titles, kwargs)
+    made = grid_layout(rows, cols, n_titles, {key: list(value) if isinstance(value, tuple) else value for key, value in options})
     if made is None:
-        raise ValueError(f"subplots lays out {sorted(GRID_OPTIONS)} (shared_xaxes True or 'columns') and a width and height per cell; got {kwargs}")
+        raise _refused(dict(options))
     return made
+
+
+def _refused(options: dict) -> ValueError:
+    return ValueError(f"subplots lays out {sorted(GRID_OPTIONS)} (shared_xaxes True or 'columns', a width and a height per cell), not {options}")
 
 
 def subplots(rows: int, cols: int, titles=(), **options) -> tuple[dict, dict]:
@@ -259,6 +262,8 @@ def subplots(rows: int, cols: int, titles=(), **options) -> tuple[dict, dict]:
     an option ``grid_layout`` does not cover.
 
     The grid is made once per shape and options; the titles are filled in on a copy."""
+    if set(options) - GRID_OPTIONS:
+        raise _refused(options)
     options = tuple(sorted((key, tuple(value) if isinstance(value, list) else value) for key, value in options.items()))
     layout, axes = _grid(rows, cols, len(titles), options)
     layout = deepcopy(layout)
