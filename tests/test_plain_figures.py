@@ -1,20 +1,24 @@
 """Figures written as plain plotly JSON (viz.plain) send exactly what plotly's validators make of them.
 
-The figure modules skip plotly's validation to make a new view cheap (issue 19). That is safe only if
-what they write is already in the form validation would give: every property name valid, colour scales
-resolved, titles as dicts, arrays of the same dtype. Each figure here is passed through the validators
-again (as `go.Figure(...)` does by default) and the JSON sent to the browser must not change.
+The figure modules write dicts and skip plotly's validation to make a new view cheap (issue 19). That is
+safe only if what they write is already in the form validation would give: every property name valid,
+colour scales resolved, titles as dicts, arrays of the same dtype. Each figure here is passed through the
+validators (`go.Figure(fig)`, plotly's public constructor, validates every property) and what it sends
+(`to_json`) must equal what `plain.plotly_dict` sends of the dict itself.
 """
 
 from __future__ import annotations
 
+import ast
 import json
+import pathlib
 from dataclasses import replace
 
 import numpy as np
+import plotly.colors
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
-from plotly.io.json import to_json_plotly
 from plotly.subplots import make_subplots
 
 from model import load_model
@@ -41,21 +45,25 @@ def toy():
     return load_model("toy")
 
 
-def sent(fig: go.Figure) -> str:
-    """The figure as the browser receives it (arrays as typed base64), keys sorted."""
-    return json.dumps(json.loads(fig.to_json()), sort_keys=True)
+def sent(fig: dict) -> str:
+    """The figure dict as the browser receives it (``plain.plotly_dict``: arrays as typed base64), keys sorted."""
+    return as_json(plain.plotly_dict(fig))
 
 
 def as_json(spec: dict) -> str:
-    return json.dumps(json.loads(to_json_plotly(spec)), sort_keys=True)
+    return json.dumps(json.loads(pio.to_json(spec, validate=False)), sort_keys=True)
 
 
-def revalidated(fig: go.Figure) -> go.Figure:
-    """The same traces and layout passed through every one of plotly's validators."""
-    return go.Figure({"data": [trace.to_plotly_json() for trace in fig.data], "layout": fig.layout.to_plotly_json()})
+def validated(fig: dict) -> str:
+    """What plotly sends of the same traces and layout passed through every one of its validators, keys sorted."""
+    return json.dumps(json.loads(go.Figure(fig).to_json()), sort_keys=True)
 
 
-def page_figures(settings: Settings, model) -> dict[str, go.Figure]:
+def is_figure_dict(fig) -> bool:
+    return type(fig) is dict and set(fig) == {"data", "layout"} and all("type" in trace for trace in fig["data"]) and "template" in fig["layout"]
+
+
+def page_figures(settings: Settings, model) -> dict[str, dict]:
     trace = run_model(model, settings.sentences, settings.display)
     pages = {
         "attention": attention_figures(settings, trace, model=model).merge(attention_selection(settings, trace)),
@@ -74,24 +82,26 @@ def test_every_figure_of_every_page_is_sent_as_plotly_would_validate_it(view, to
     assert any(name.startswith("attention/stages-") for name in figures) and any(name.startswith("heads/") for name in figures)
     if view.startswith("200"):
         assert any(name.startswith("attention/focus-") for name in figures)
-    changed = [name for name, fig in figures.items() if sent(fig) != sent(revalidated(fig))]
+    assert [name for name, fig in figures.items() if not is_figure_dict(fig)] == []
+    changed = [name for name, fig in figures.items() if sent(fig) != validated(fig)]
     assert changed == []
-    walked = [name for name, fig in figures.items() if as_json(plain.plotly_dict(fig)) != as_json(fig.to_dict())]
-    assert walked == []
 
 
 @pytest.mark.parametrize("view", ["default", "200 tokens (block means, focus window)"])
 def test_the_print_theme_of_every_page_is_sent_as_plotly_would_validate_it(view, toy):
-    """apply_print_theme restyles a figure's plotly JSON and builds it without validation too."""
-    printed = {name: apply_print_theme(fig) for name, fig in page_figures(VIEWS[view], toy).items()}
-    assert all(fig.layout.font.size == 18 for fig in printed.values())
-    changed = [name for name, fig in printed.items() if sent(fig) != sent(revalidated(fig))]
+    """apply_print_theme restyles a figure's plotly JSON without validation too, into a new dict."""
+    figures = page_figures(VIEWS[view], toy)
+    before = {name: sent(fig) for name, fig in figures.items()}
+    printed = {name: apply_print_theme(fig) for name, fig in figures.items()}
+    assert all(is_figure_dict(fig) and fig["layout"]["font"]["size"] == 18 for fig in printed.values())
+    changed = [name for name, fig in printed.items() if sent(fig) != validated(fig)]
     assert changed == []
+    assert {name: sent(fig) for name, fig in figures.items()} == before  # the figures themselves (shared by sessions) unchanged
 
 
 def test_the_scaling_lab_is_sent_as_plotly_would_validate_it():
     for name, fig in scaling_lab_page(64, 16).figures.items():
-        assert sent(fig) == sent(revalidated(fig)), name
+        assert is_figure_dict(fig) and sent(fig) == validated(fig), name
 
 
 def test_the_check_sees_a_figure_written_in_a_form_validation_changes():
@@ -99,24 +109,68 @@ def test_the_check_sees_a_figure_written_in_a_form_validation_changes():
     each rewritten by validation (a list of colours, {"text": …}), so they are sent differently."""
     by_name = plain.figure([dict(type="heatmap", z=np.eye(2, dtype=np.float32), colorscale="Viridis")], {})
     bare_title = plain.figure([], {"xaxis": {"title": "key"}})
-    assert sent(by_name) != sent(revalidated(by_name))
-    assert sent(bare_title) != sent(revalidated(bare_title))
+    assert sent(by_name) != validated(by_name)
+    assert sent(bare_title) != validated(bare_title)
     resolved = plain.figure(
         [dict(type="heatmap", z=np.eye(2, dtype=np.float32), colorscale=plain.colorscale("Viridis"))], {"xaxis": {"title": {"text": "key"}}}
     )
-    assert sent(resolved) == sent(revalidated(resolved))
+    assert sent(resolved) == validated(resolved)
+    with pytest.raises(ValueError):  # a property plotly does not know is refused by the validation the check runs
+        validated(plain.figure([], {"no_such_property": 1}))
+    with pytest.raises(ValueError):
+        validated(plain.figure([dict(type="scatter", x=[0], y=[0], marker={"color": "not a colour"})], {}))
 
 
-def test_a_plain_figure_has_the_screen_template_and_is_validated_once_built():
+def test_a_plain_figure_has_the_screen_template_and_sends_what_plotly_s_figure_sends():
     fig = plain.figure([dict(type="scatter", x=[0, 1], y=[1, 0])], {"height": 300})
-    assert fig.layout.template.layout.plot_bgcolor == go.Figure(layout=dict(template="plotly_white")).layout.template.layout.plot_bgcolor
-    assert sent(fig) == sent(go.Figure(go.Scatter(x=[0, 1], y=[1, 0]), layout=dict(height=300, template="plotly_white")))
-    fig.update_layout(title="later")  # edits after building go through the validators, as in any figure
-    assert fig.layout.title.text == "later"
-    with pytest.raises(ValueError):
-        fig.update_layout(no_such_property=1)
-    with pytest.raises(ValueError):
-        fig.data[0].marker.color = "not a colour"
+    assert fig["layout"]["template"] == go.Figure(layout=dict(template="plotly_white")).layout.template.to_plotly_json()
+    assert sent(fig) == json.dumps(
+        json.loads(go.Figure(go.Scatter(x=[0, 1], y=[1, 0]), layout=dict(height=300, template="plotly_white")).to_json()), sort_keys=True
+    )
+    assert plain.figure([], {}, template="plotly")["layout"]["template"] == pio.templates["plotly"].to_plotly_json()
+    with pytest.raises(ValueError, match="xaxis1"):  # plotly renames a subplot numbered 1: its axes would not be the ones written
+        plain.figure([], {"xaxis1": {}})
+
+
+def test_as_dict_takes_a_dict_as_it_is_and_a_go_figure_as_its_json():
+    fig = plain.figure([dict(type="bar", x=["a"], y=[1.0])], {"title": plain.title("t")})
+    assert plain.as_dict(fig) is fig
+    made = go.Figure(go.Bar(x=["a"], y=[1.0]), layout=dict(title="t"))
+    assert plain.as_dict(made) == made.to_plotly_json() and plain.as_dict(made)["layout"]["title"] == {"text": "t"}
+    assert as_json(plain.plotly_dict(made)) == validated(made)
+
+
+@pytest.mark.parametrize("name", ["Viridis", "RdBu_r", "Twilight", "Cividis", "RdBu"])
+def test_a_named_colour_scale_is_the_list_plotly_s_validators_make_of_the_name(name):
+    """plain.colorscale resolves a name with plotly.colors.get_colorscale, at the positions the validators
+    give (i / (n − 1)): to the last digit, or the figure would send other numbers than a validated one."""
+    assert plain.colorscale(name) == [list(pair) for pair in go.Heatmap(colorscale=name).colorscale]
+
+
+def test_every_named_colour_scale_and_its_reverse_resolves_as_plotly_s_validators_do():
+    names = plotly.colors.named_colorscales()
+    assert len(names) > 50
+    for name in names + [f"{name}_r" for name in names]:
+        assert plain.colorscale(name) == [list(pair) for pair in go.Heatmap(colorscale=name).colorscale], name
+
+
+def test_viz_uses_no_private_module_name_or_attribute_of_plotly():
+    """viz/ imports no module or name with a leading underscore from plotly (nor _plotly_utils), and reads or
+    writes no attribute with a leading underscore of anything but its own objects (``self``)."""
+    root = pathlib.Path(plain.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                modules = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                modules = []
+            found += [(path.name, node.lineno, m) for m in modules if m.split(".")[0] in ("plotly", "_plotly_utils") and "._" in f".{m}"]
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__") and ast.unparse(node.value) != "self":
+                found.append((path.name, node.lineno, ast.unparse(node)))
+    assert found == []
 
 
 def test_subplots_lay_out_what_make_subplots_does():
@@ -140,11 +194,11 @@ def test_the_value_norm_panels_name_tokens_in_hover_only_up_to_the_attention_pag
         labels = [f"w{i}" for i in range(n)]
         fig = value_norm_figure(np.full((n, n), 1 / n), np.ones((n, n)), labels, title="t")
         named = n * n <= MAX_HOVER_CELLS
-        for trace in fig.data:
-            assert (trace.text is not None) == named, n
-            assert ("query %{y}<br>key %{x}" in trace.hovertemplate) != named, n
+        for trace in fig["data"]:
+            assert (trace.get("text") is not None) == named, n
+            assert ("query %{y}<br>key %{x}" in trace["hovertemplate"]) != named, n
         if named:
-            assert fig.data[0].text[3][5] == "query 3: w3<br>key 5: w5"
+            assert fig["data"][0]["text"][3][5] == "query 3: w3<br>key 5: w5"
 
 
 def test_a_plain_figure_owns_its_dicts_and_cannot_write_into_the_callers_arrays():
@@ -154,40 +208,45 @@ def test_a_plain_figure_owns_its_dicts_and_cannot_write_into_the_callers_arrays(
     trace = dict(type="heatmap", z=z, colorscale=plain.colorscale("Viridis"))
     fig = plain.figure([trace], {"xaxis": axis})
     other = plain.figure([trace], {"xaxis": axis})
-    fig.update_layout(xaxis_title_text="changed", template_layout_font_size=30)
-    fig.data[0].zmin = -1
+    fig["layout"]["xaxis"]["title"]["text"] = "changed"
+    fig["layout"]["template"]["layout"]["font"]["size"] = 30
+    fig["data"][0]["zmin"] = -1
     assert axis == {"title": {"text": "key"}} and "zmin" not in trace
-    assert other.layout.xaxis.title.text == "key" and other.data[0].zmin is None
-    assert other.layout.template.layout.font.size != 30 and plain.template_json()["layout"]["font"].get("size") != 30
-    assert np.shares_memory(fig.data[0].z, z) and not fig.data[0].z.flags.writeable
+    assert other["layout"]["xaxis"]["title"]["text"] == "key" and "zmin" not in other["data"][0]
+    assert other["layout"]["template"]["layout"]["font"].get("size") != 30 and plain.template_json()["layout"]["font"].get("size") != 30
+    assert np.shares_memory(fig["data"][0]["z"], z) and not fig["data"][0]["z"].flags.writeable
     with pytest.raises(ValueError):
-        fig.data[0].z[0, 0] = 99.0
+        fig["data"][0]["z"][0, 0] = 99.0
     z[0, 0] = 5.0  # the caller's own array stays the caller's to change
-    assert fig.data[0].z[0, 0] == 5.0
+    assert fig["data"][0]["z"][0, 0] == 5.0
     layout, cells = plain.subplots(1, 2, titles=["a", "b"])
     grid = plain.figure([dict(type="scatter", x=[0], y=[0], **cells[1, 2])], {**layout, "coloraxis2": {"cmin": 0}})
-    assert grid.layout.xaxis2.domain == revalidated(grid).layout.xaxis2.domain and grid.layout.coloraxis2.cmin == 0
+    assert tuple(grid["layout"]["xaxis2"]["domain"]) == go.Figure(grid).layout.xaxis2.domain and grid["layout"]["coloraxis2"]["cmin"] == 0
 
 
 def test_plotly_dict_is_plotly_s_to_dict_and_leaves_the_figure_as_it_was():
-    """The walk without a deep copy gives what `fig.to_dict()` gives (typed arrays, skipped keys, int64
-    narrowed, a template with no arrays left as it is), and what the caller does to it stays out of the figure."""
+    """The walk without a deep copy gives what plotly's `to_dict()` of the validated figure gives (typed
+    arrays, skipped keys, int64 narrowed, strings and objects left to the JSON encoder, a template with no
+    arrays left as it is), and what the caller does to it stays out of the figure."""
     fig = plain.figure(
         [
             dict(type="heatmap", z=np.eye(3, dtype=np.float32), text=np.array([["a"] * 3] * 3, dtype=object), colorscale=plain.colorscale("Viridis")),
             dict(type="scatter", x=np.arange(3, dtype=np.int64), y=[1.0, 2.0, 3.0], customdata=np.arange(3.0)),
+            dict(type="scatter", x=np.array([0, 2**40]), y=np.array([True, False]), text=np.array(["a", "b"]), ids=np.array([], dtype=np.float32)),
         ],
         {"xaxis": {"range": np.array([0.0, 2.0])}, "shapes": [{"type": "line", "x0": 0, "x1": 1, "y0": 0, "y1": 1}]},
     )
     spec = plain.plotly_dict(fig)
-    assert as_json(spec) == as_json(fig.to_dict())
+    assert as_json(spec) == as_json(go.Figure(fig).to_dict())
     assert spec["data"][1]["x"] == {"dtype": "i1", "bdata": "AAEC"}  # int64 narrowed as plotly.js takes it
+    assert spec["layout"]["xaxis"]["range"] is fig["layout"]["xaxis"]["range"]  # under a skipped key: sent as a list
+    assert [type(spec["data"][2][key]) for key in ("x", "y", "text", "ids")] == [np.ndarray] * 4  # beyond 32 bits, bool, str, empty
     for name in ("plotly", "plotly_white", plain.SCREEN_TEMPLATE):
         template = plain.template_json(name)
         assert plain._typed_arrays(template) == template  # walked, it would turn any array into a typed spec
     spec["data"][0].pop("z")
     spec["layout"]["shapes"][0]["x1"] = 5
-    assert fig.data[0].z is not None and fig.layout.shapes[0].x1 == 1
+    assert fig["data"][0]["z"] is not None and fig["layout"]["shapes"][0]["x1"] == 1
 
 
 def test_the_clickable_copies_are_sent_as_plotly_would_validate_them(toy):
@@ -200,8 +259,7 @@ def test_the_clickable_copies_are_sent_as_plotly_would_validate_them(toy):
     before = sent(stages), sent(overview)
     clickable, answers = with_cell_targets(stages, xaxis="x4", yaxis="y4", cell=(3, 1))
     tiles = with_tile_targets(overview)
-    assert answers and [t.name for t in clickable.data][-1] == "worked example" and tiles.data[-1].name == "tile target"
+    assert answers and [t["name"] for t in clickable["data"]][-1] == "worked example" and tiles["data"][-1]["name"] == "tile target"
     for fig in (clickable, tiles):
-        assert sent(fig) == sent(revalidated(fig))
-        assert as_json(plain.plotly_dict(fig)) == as_json(fig.to_dict())
+        assert is_figure_dict(fig) and sent(fig) == validated(fig)
     assert (sent(stages), sent(overview)) == before

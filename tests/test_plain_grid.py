@@ -26,7 +26,13 @@ def made_by_plotly(rows, cols, n_titles, options):
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[str(i) for i in range(n_titles)] or None, **options)
     layout = fig.to_plotly_json()["layout"]
     layout.pop("template", None)
-    return layout, {(r + 1, c + 1): dict(fig._grid_ref[r][c][0].trace_kwargs) for r in range(rows) for c in range(cols)}
+    return layout, {(r, c): cell_axes(fig, r, c) for r in range(1, rows + 1) for c in range(1, cols + 1)}
+
+
+def cell_axes(fig, row: int, col: int) -> dict:
+    """The axes make_subplots gives a cell's traces ({"xaxis": "x2", "yaxis": "y2"}), from its public get_subplot."""
+    subplot = fig.get_subplot(row, col)
+    return {"xaxis": "x" + subplot.xaxis.plotly_name[5:], "yaxis": "y" + subplot.yaxis.plotly_name[5:]}
 
 
 @pytest.mark.parametrize("rows, cols, n_titles, options", CASES)
@@ -37,8 +43,8 @@ def test_the_grid_is_the_one_make_subplots_lays_out(rows, cols, n_titles, option
     assert json.dumps(layout, sort_keys=True) == json.dumps(expected_layout, sort_keys=True)  # every number, to the last digit
 
 
-def test_an_option_it_does_not_cover_goes_to_make_subplots():
-    options = dict(shared_yaxes=True)
+@pytest.mark.parametrize("options", [dict(shared_yaxes=True), dict(shared_xaxes="rows"), dict(specs=[[{}, {}]]), dict(column_widths=[1.0])])
+def test_an_option_it_does_not_cover_is_refused(options):
     assert plain.grid_layout(1, 2, 0, options) is None
-    layout, axes = plain.subplots(1, 2, **options)
-    assert layout == made_by_plotly(1, 2, 0, options)[0] and layout["yaxis2"]["matches"] == "y"
+    with pytest.raises(ValueError, match="subplots lays out"):
+        plain.subplots(1, 2, **options)

@@ -14,12 +14,14 @@ import re
 import numpy as np
 import plotly.colors as pc
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import viz
 import viz.export
+from viz import plain
 from viz.heatmap import block_edges
 from viz.overview import overview_panel
 from viz.theme import MASK_COLOR, MASK_MARK_COLOR
@@ -48,9 +50,14 @@ def as_tuple(colorscale):
     return tuple((round(float(p), 6), c) for p, c in colorscale)
 
 
-def heatmaps(fig: go.Figure) -> list:
+def sent_json(fig: dict) -> str:
+    """The figure as the browser receives it: JSON with numeric arrays as plotly.js typed arrays."""
+    return pio.to_json(plain.plotly_dict(fig), validate=False)
+
+
+def heatmaps(fig: dict) -> list:
     """The data heatmaps (not the transparent one over masked cells, a decoration)."""
-    return [t for t in fig.data if t.type == "heatmap" and not is_decoration(t)]
+    return [t for t in fig["data"] if t["type"] == "heatmap" and not is_decoration(t)]
 
 
 def stages(n: int = 6, seed: int = 0) -> tuple[dict, np.ndarray]:
@@ -148,27 +155,27 @@ def test_attention_heatmap_values_labels_and_axes():
     matrix = np.random.default_rng(1).random((n, n))  # [query_pos, key_pos]
     fig = viz.attention_heatmap(matrix, TOKENS, TOKENS, title="Head 0.3", colorbar_title="weight")
     (heat,) = heatmaps(fig)
-    assert heat.z.dtype == np.float32
-    np.testing.assert_allclose(heat.z, matrix, rtol=1e-6)
-    np.testing.assert_array_equal(heat.x, np.arange(n))
-    np.testing.assert_array_equal(heat.y, np.arange(n))
-    assert list(fig.layout.xaxis.tickvals) == list(range(n))
-    assert list(fig.layout.xaxis.ticktext) == TICKS
-    assert list(fig.layout.yaxis.ticktext) == TICKS
-    assert heat.meta["x_labels"] == SAFE and heat.meta["y_labels"] == SAFE
-    assert fig.layout.xaxis.title.text == "key (attended to)"
-    assert fig.layout.yaxis.title.text == "query (attending)"
-    assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1], "query 0 must be on top"
-    assert fig.layout.title.text == "Head 0.3"
-    assert heat.colorbar.title.text == "weight"
-    assert as_tuple(heat.colorscale) == as_tuple(scale_of(viz.SEQUENTIAL))
-    assert heat.text[1][5] == "query 1: &lt;script&gt;alert(1)&lt;/script&gt;<br>key 5: The"
-    assert "%{z" in heat.hovertemplate
+    assert heat["z"].dtype == np.float32
+    np.testing.assert_allclose(heat["z"], matrix, rtol=1e-6)
+    np.testing.assert_array_equal(heat["x"], np.arange(n))
+    np.testing.assert_array_equal(heat["y"], np.arange(n))
+    assert list(fig["layout"]["xaxis"]["tickvals"]) == list(range(n))
+    assert list(fig["layout"]["xaxis"]["ticktext"]) == TICKS
+    assert list(fig["layout"]["yaxis"]["ticktext"]) == TICKS
+    assert heat["meta"]["x_labels"] == SAFE and heat["meta"]["y_labels"] == SAFE
+    assert fig["layout"]["xaxis"]["title"]["text"] == "key (attended to)"
+    assert fig["layout"]["yaxis"]["title"]["text"] == "query (attending)"
+    assert fig["layout"]["yaxis"]["range"][0] > fig["layout"]["yaxis"]["range"][1], "query 0 must be on top"
+    assert fig["layout"]["title"]["text"] == "Head 0.3"
+    assert heat["colorbar"]["title"]["text"] == "weight"
+    assert as_tuple(heat["colorscale"]) == as_tuple(scale_of(viz.SEQUENTIAL))
+    assert heat["text"][1][5] == "query 1: &lt;script&gt;alert(1)&lt;/script&gt;<br>key 5: The"
+    assert "%{z" in heat["hovertemplate"]
 
 
 def test_attention_heatmap_sends_float32_to_the_browser():
     fig = viz.attention_heatmap(np.eye(3), list("abc"), list("abc"), title="t", colorbar_title="w")
-    data = json.loads(fig.to_json())["data"][0]
+    data = json.loads(sent_json(fig))["data"][0]
     assert data["z"]["dtype"] == "f4"
 
 
@@ -178,20 +185,28 @@ def test_attention_heatmap_masked_cells_are_gaps_with_marks():
     scores = np.where(mask, -np.inf, np.arange(n * n, dtype=float).reshape(n, n))
     fig = viz.attention_heatmap(scores, list("abcde"), list("abcde"), title="t", colorbar_title="score", masked=mask, zmid=0)
     (heat,) = heatmaps(fig)
-    assert np.isnan(heat.z[mask]).all()
-    assert not np.isinf(heat.z).any()
-    np.testing.assert_allclose(heat.z[~mask], scores[~mask])
-    assert heat.hoverongaps is False
-    assert fig.layout.plot_bgcolor == MASK_COLOR
-    assert as_tuple(heat.colorscale) == as_tuple(scale_of(viz.DIVERGING))
+    assert np.isnan(heat["z"][mask]).all()
+    assert not np.isinf(heat["z"]).any()
+    np.testing.assert_allclose(heat["z"][~mask], scores[~mask])
+    assert heat["hoverongaps"] is False
+    assert fig["layout"]["plot_bgcolor"] == MASK_COLOR
+    assert as_tuple(heat["colorscale"]) == as_tuple(scale_of(viz.DIVERGING))
     # over the masked cells: a transparent heatmap that answers hover and clicks there, and an SVG image
     # with a cross on each (one element for the browser to draw, where markers were styled one by one)
-    (cells,) = [t for t in fig.data if t.type == "heatmap" and is_decoration(t)]
-    assert (~np.isnan(np.asarray(cells.z)) == mask).all() and cells.showscale is False and cells.hoverongaps is False
-    assert {colour for _, colour in cells.colorscale} == {"rgba(0,0,0,0)"} and "masked" in cells.hovertemplate
-    (image,) = fig.layout.images
-    assert (image.xref, image.yref, image.x, image.y, image.sizex, image.sizey, image.sizing) == ("x domain", "y domain", 0, 1, 1, 1, "stretch")
-    svg = base64.b64decode(image.source.split(",", 1)[1]).decode()
+    (cells,) = [t for t in fig["data"] if t["type"] == "heatmap" and is_decoration(t)]
+    assert (~np.isnan(np.asarray(cells["z"])) == mask).all() and cells["showscale"] is False and cells["hoverongaps"] is False
+    assert {colour for _, colour in cells["colorscale"]} == {"rgba(0,0,0,0)"} and "masked" in cells["hovertemplate"]
+    (image,) = fig["layout"]["images"]
+    assert (image["xref"], image["yref"], image["x"], image["y"], image["sizex"], image["sizey"], image["sizing"]) == (
+        "x domain",
+        "y domain",
+        0,
+        1,
+        1,
+        1,
+        "stretch",
+    )
+    svg = base64.b64decode(image["source"].split(",", 1)[1]).decode()
     assert 'viewBox="0 0 5 5"' in svg and MASK_MARK_COLOR in svg
     strokes = re.findall(r"M([\d.]+) ([\d.]+)L([\d.]+) ([\d.]+)", svg)
     assert len(strokes) == 2 * int(mask.sum())
@@ -203,7 +218,7 @@ def test_attention_heatmap_masked_cells_are_gaps_with_marks():
 def test_attention_heatmap_non_finite_values_become_gaps_even_without_mask():
     matrix = np.array([[0.5, -np.inf], [np.inf, np.nan]])
     fig = viz.attention_heatmap(matrix, ["a", "b"], ["a", "b"], title="t", colorbar_title="w")
-    z = heatmaps(fig)[0].z
+    z = heatmaps(fig)[0]["z"]
     assert z[0, 0] == 0.5 and np.isnan(z[0, 1]) and np.isnan(z[1, 0]) and np.isnan(z[1, 1])
 
 
@@ -211,10 +226,10 @@ def test_attention_heatmap_large_matrix_has_no_marks_and_no_per_cell_text():
     n = 200
     mask = causal_mask(n)
     fig = viz.attention_heatmap(np.zeros((n, n)), ["t"] * n, ["t"] * n, title="t", colorbar_title="w", masked=mask)
-    assert [t.type for t in fig.data] == ["heatmap"]
-    assert fig.data[0].text is None
-    assert len(fig.layout.xaxis.tickvals) <= 60
-    assert len(fig.to_json()) < 400_000
+    assert [t["type"] for t in fig["data"]] == ["heatmap"]
+    assert fig["data"][0].get("text") is None
+    assert len(fig["layout"]["xaxis"]["tickvals"]) <= 60
+    assert len(sent_json(fig)) < 400_000
 
 
 def test_attention_heatmap_rejects_wrong_label_count():
@@ -229,36 +244,36 @@ def test_stages_figure_panels():
     data, mask = stages()
     fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="Scores to pattern", layer=1, head=3)
     panels = heatmaps(fig)
-    assert [a.text.split("<br>")[0] for a in fig.layout.annotations] == ["raw Q·Kᵀ", "÷ √d_k", "masked", "softmax"]
-    assert fig.layout.title.text == "Scores to pattern"
+    assert [a["text"].split("<br>")[0] for a in fig["layout"]["annotations"]] == ["raw Q·Kᵀ", "÷ √d_k", "masked", "softmax"]
+    assert fig["layout"]["title"]["text"] == "Scores to pattern"
     assert len(panels) == 4
 
     raw, scaled, masked_panel, pattern = panels
-    np.testing.assert_allclose(raw.z, data["scores_raw"], rtol=1e-6)
-    np.testing.assert_allclose(scaled.z, data["scores_scaled"], rtol=1e-6)
-    assert not np.isnan(raw.z).any() and not np.isnan(scaled.z).any()
+    np.testing.assert_allclose(raw["z"], data["scores_raw"], rtol=1e-6)
+    np.testing.assert_allclose(scaled["z"], data["scores_scaled"], rtol=1e-6)
+    assert not np.isnan(raw["z"]).any() and not np.isnan(scaled["z"]).any()
     for panel in (masked_panel, pattern):
-        assert np.isnan(panel.z[mask]).all()
-        assert not np.isinf(panel.z).any()
-    np.testing.assert_allclose(pattern.z[~mask], data["pattern"][~mask], rtol=1e-6)
-    assert [p.coloraxis for p in panels] == ["coloraxis", "coloraxis", "coloraxis", "coloraxis2"]
-    assert (fig.layout.coloraxis2.cmin, fig.layout.coloraxis2.cmax) == (0.0, 1.0)
-    assert fig.layout.coloraxis.colorbar.title.text == "score" and fig.layout.coloraxis2.colorbar.title.text == "weight"
-    assert as_tuple(fig.layout.coloraxis2.colorscale) == as_tuple(scale_of(viz.SEQUENTIAL))
-    assert as_tuple(fig.layout.coloraxis.colorscale) == as_tuple(scale_of(viz.DIVERGING))
-    assert [(p.meta["stage"], p.meta["layer"], p.meta["head"]) for p in panels] == [
+        assert np.isnan(panel["z"][mask]).all()
+        assert not np.isinf(panel["z"]).any()
+    np.testing.assert_allclose(pattern["z"][~mask], data["pattern"][~mask], rtol=1e-6)
+    assert [p["coloraxis"] for p in panels] == ["coloraxis", "coloraxis", "coloraxis", "coloraxis2"]
+    assert (fig["layout"]["coloraxis2"]["cmin"], fig["layout"]["coloraxis2"]["cmax"]) == (0.0, 1.0)
+    assert fig["layout"]["coloraxis"]["colorbar"]["title"]["text"] == "score" and fig["layout"]["coloraxis2"]["colorbar"]["title"]["text"] == "weight"
+    assert as_tuple(fig["layout"]["coloraxis2"]["colorscale"]) == as_tuple(scale_of(viz.SEQUENTIAL))
+    assert as_tuple(fig["layout"]["coloraxis"]["colorscale"]) == as_tuple(scale_of(viz.DIVERGING))
+    assert [(p["meta"]["stage"], p["meta"]["layer"], p["meta"]["head"]) for p in panels] == [
         (stage, 1, 3) for stage in ("scores_raw", "scores_scaled", "scores_masked", "pattern")
     ]
-    marks = [t for t in fig.data if is_decoration(t)]  # the masked cells of the masked and softmax panels
-    assert sorted(m.xaxis for m in marks) == ["x3", "x4"] and sorted(image.xref for image in fig.layout.images) == ["x3 domain", "x4 domain"]
-    assert list(fig.layout.xaxis2.ticktext) == TICKS
+    marks = [t for t in fig["data"] if is_decoration(t)]  # the masked cells of the masked and softmax panels
+    assert sorted(m["xaxis"] for m in marks) == ["x3", "x4"] and sorted(image["xref"] for image in fig["layout"]["images"]) == ["x3 domain", "x4 domain"]
+    assert list(fig["layout"]["xaxis2"]["ticktext"]) == TICKS
 
 
 def test_stages_colorbars_sit_in_the_gaps_after_the_scores_and_after_the_pattern():
     data, mask = stages()
     fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t")
-    domains = [fig.layout[f"xaxis{s}"].domain for s in ("", "2", "3", "4")]
-    scores, weights = fig.layout.coloraxis.colorbar.x, fig.layout.coloraxis2.colorbar.x
+    domains = [fig["layout"][f"xaxis{s}"]["domain"] for s in ("", "2", "3", "4")]
+    scores, weights = fig["layout"]["coloraxis"]["colorbar"]["x"], fig["layout"]["coloraxis2"]["colorbar"]["x"]
     assert domains[2][1] < scores < domains[3][0]
     assert weights > domains[3][1]
 
@@ -267,13 +282,13 @@ def test_stages_raw_and_scaled_share_one_scale_with_each_spread_written_on_it():
     data, mask = stages()
     fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t")
     high = np.abs(data["scores_raw"]).max()
-    assert fig.layout.coloraxis.cmin == pytest.approx(-high) and fig.layout.coloraxis.cmax == pytest.approx(high)
-    assert fig.layout.coloraxis.cmid == 0
-    raw, scaled = fig.layout.annotations[0].text, fig.layout.annotations[1].text
+    assert fig["layout"]["coloraxis"]["cmin"] == pytest.approx(-high) and fig["layout"]["coloraxis"]["cmax"] == pytest.approx(high)
+    assert fig["layout"]["coloraxis"]["cmid"] == 0
+    raw, scaled = fig["layout"]["annotations"][0]["text"], fig["layout"]["annotations"][1]["text"]
     low_raw, high_raw = data["scores_raw"].min(), data["scores_raw"].max()
     assert raw.endswith(f"<sup>{low_raw:.3g} to {high_raw:.3g}</sup>".replace("-", "−"))
     assert scaled.endswith(f"<sup>{low_raw / 2:.3g} to {high_raw / 2:.3g}</sup>".replace("-", "−"))
-    assert fig.layout.annotations[3].text.endswith(f"largest weight {np.nanmax(data['pattern']):.2f}</sup>")
+    assert fig["layout"]["annotations"][3]["text"].endswith(f"largest weight {np.nanmax(data['pattern']):.2f}</sup>")
 
 
 def test_stage_titles_follow_the_state():
@@ -288,9 +303,12 @@ def test_stage_titles_follow_the_state():
     assert both["scores_masked"] == "masked: causal+padding<br><sup>+ 2 hidden</sup>"  # the count under the title: one short line
     data, mask = stages()
     fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t", titles=off)
-    assert fig.layout.annotations[1].text.startswith("no scaling (÷ 1)<br>")
+    assert fig["layout"]["annotations"][1]["text"].startswith("no scaling (÷ 1)<br>")
     fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t", titles=both)
-    assert fig.layout.annotations[2].text.startswith("masked: causal+padding<br><sup>+ 2 hidden · ") and fig.layout.annotations[2].text.count("<sup>") == 1
+    assert (
+        fig["layout"]["annotations"][2]["text"].startswith("masked: causal+padding<br><sup>+ 2 hidden · ")
+        and fig["layout"]["annotations"][2]["text"].count("<sup>") == 1
+    )
 
 
 def test_pattern_colour_to_the_figures_own_maximum():
@@ -298,8 +316,8 @@ def test_pattern_colour_to_the_figures_own_maximum():
     data["pattern"] = data["pattern"] * 0.3
     fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t", pattern_colour="own")
     top = np.nanmax(np.where(mask, np.nan, data["pattern"]))
-    assert fig.layout.coloraxis2.cmax == pytest.approx(top, rel=1e-6) and fig.layout.coloraxis2.cmin == 0
-    assert fig.layout.coloraxis2.colorbar.title.text == f"weight (0 to max {top:.2g})"
+    assert fig["layout"]["coloraxis2"]["cmax"] == pytest.approx(top, rel=1e-6) and fig["layout"]["coloraxis2"]["cmin"] == 0
+    assert fig["layout"]["coloraxis2"]["colorbar"]["title"]["text"] == f"weight (0 to max {top:.2g})"
     with pytest.raises(ValueError, match="pattern colour"):
         viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t", pattern_colour="loud")
 
@@ -329,15 +347,15 @@ def test_row_stats_figure_values():
     scaled = data["pattern"]
     unscaled = softmax_rows(np.where(mask, -np.inf, data["scores_raw"]))
     fig = viz.row_stats_figure(scaled, unscaled, TOKENS, masked=mask)
-    bars = [t for t in fig.data if t.type == "bar"]
-    assert [b.name for b in bars] == ["scaled (÷ √d_k)", "scaled (÷ √d_k)", "unscaled", "unscaled"]
-    np.testing.assert_allclose(bars[0].y, viz.row_entropy(scaled), rtol=1e-5)
-    np.testing.assert_allclose(bars[1].y, scaled.max(axis=-1), rtol=1e-5)
-    np.testing.assert_allclose(bars[2].y, viz.row_entropy(unscaled), rtol=1e-5)
-    uniform = [t for t in fig.data if t.type == "scatter"]
-    np.testing.assert_allclose(uniform[0].y, np.log2(np.arange(1, 7)), rtol=1e-6)
-    assert list(fig.layout.xaxis2.ticktext) == TICKS
-    assert fig.layout.yaxis.title.text == "entropy (bits)"
+    bars = [t for t in fig["data"] if t["type"] == "bar"]
+    assert [b["name"] for b in bars] == ["scaled (÷ √d_k)", "scaled (÷ √d_k)", "unscaled", "unscaled"]
+    np.testing.assert_allclose(bars[0]["y"], viz.row_entropy(scaled), rtol=1e-5)
+    np.testing.assert_allclose(bars[1]["y"], scaled.max(axis=-1), rtol=1e-5)
+    np.testing.assert_allclose(bars[2]["y"], viz.row_entropy(unscaled), rtol=1e-5)
+    uniform = [t for t in fig["data"] if t["type"] == "scatter"]
+    np.testing.assert_allclose(uniform[0]["y"], np.log2(np.arange(1, 7)), rtol=1e-6)
+    assert list(fig["layout"]["xaxis2"]["ticktext"]) == TICKS
+    assert fig["layout"]["yaxis"]["title"]["text"] == "entropy (bits)"
 
 
 # --- downsample and heads_overview -------------------------------------------
@@ -447,7 +465,7 @@ def test_heads_overview_reads_a_sequence_of_layers_once_each():
     from_array = viz.heads_overview(patterns, ["t"] * 60, ["t"] * 60, masked=causal, max_cells=16)
     lazily = viz.heads_overview(Layers(), ["t"] * 60, ["t"] * 60, masked=causal, max_cells=16)
     assert reads == [0, 1, 2]
-    np.testing.assert_array_equal(np.asarray(lazily.data[0].z), np.asarray(from_array.data[0].z))
+    np.testing.assert_array_equal(np.asarray(lazily["data"][0]["z"]), np.asarray(from_array["data"][0]["z"]))
     expected = viz.block_weights(patterns[2, 1], 16, masked=causal)
     np.testing.assert_allclose(overview_panel(lazily, 2, 1), expected, rtol=1e-6)
     short = [patterns[0], patterns[1][:, :50, :50]]
@@ -466,11 +484,11 @@ def test_heads_overview_small():
     for layer in range(2):
         for head in range(3):
             np.testing.assert_allclose(overview_panel(fig, layer, head), patterns[layer, head], rtol=1e-6)
-    assert list(fig.layout.xaxis.ticktext) == ["H0", "H1", "H2"]
-    assert list(fig.layout.yaxis.ticktext) == ["embed", "final"]
-    assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)
-    z = np.asarray(heatmaps(fig)[0].z)
-    gap = fig.layout.meta["gap"]
+    assert list(fig["layout"]["xaxis"]["ticktext"]) == ["H0", "H1", "H2"]
+    assert list(fig["layout"]["yaxis"]["ticktext"]) == ["embed", "final"]
+    assert (fig["layout"]["coloraxis"]["cmin"], fig["layout"]["coloraxis"]["cmax"]) == (0.0, 1.0)
+    z = np.asarray(heatmaps(fig)[0]["z"])
+    gap = fig["layout"]["meta"]["gap"]
     assert np.isnan(z[:, 5 : 5 + gap]).all()  # a gap between the panels of head 0 and head 1
 
 
@@ -484,14 +502,14 @@ def test_heads_overview_masked_and_downsampled():
     assert np.isnan(z[0, 9]) and not np.isnan(z[9, 0])
     np.testing.assert_allclose(z, viz.block_weights(np.where(mask, np.nan, patterns[0, 1]), 10), rtol=1e-5)
     np.testing.assert_allclose(np.nansum(z, axis=1), 1.0, rtol=1e-5)  # blocks of a row still share one unit of weight
-    assert "weight to these keys" in heatmaps(fig)[0].hovertemplate
+    assert "weight to these keys" in heatmaps(fig)[0]["hovertemplate"]
 
 
 def test_heads_overview_json_stays_small_for_distilbert_size_at_512_tokens():
     patterns = np.random.default_rng(3).random((6, 12, 512, 512), dtype=np.float32)
     labels = [f"tok{i}" for i in range(512)]
     fig = viz.heads_overview(patterns, labels, labels)
-    payload = fig.to_json()
+    payload = sent_json(fig)
     assert len(payload) < 2_000_000
     assert overview_panel(fig, 5, 11).shape == (32, 32)
     np.testing.assert_allclose(overview_panel(fig, 0, 0), viz.block_weights(patterns[0, 0], 32), rtol=1e-5)
@@ -515,20 +533,20 @@ def test_pe_heatmap():
     pe = sinusoidal()
     fig = viz.pe_heatmap(pe, title="PE")
     (heat,) = heatmaps(fig)
-    np.testing.assert_allclose(heat.z, pe, rtol=1e-6, atol=1e-7)
-    assert (heat.zmin, heat.zmax) == (-1.0, 1.0)
-    assert as_tuple(heat.colorscale) == as_tuple(scale_of(viz.DIVERGING))
-    assert fig.layout.xaxis.title.text == "dimension"
-    assert fig.layout.yaxis.title.text == "position"
-    assert fig.layout.title.text == "PE"
+    np.testing.assert_allclose(heat["z"], pe, rtol=1e-6, atol=1e-7)
+    assert (heat["zmin"], heat["zmax"]) == (-1.0, 1.0)
+    assert as_tuple(heat["colorscale"]) == as_tuple(scale_of(viz.DIVERGING))
+    assert fig["layout"]["xaxis"]["title"]["text"] == "dimension"
+    assert fig["layout"]["yaxis"]["title"]["text"] == "position"
+    assert fig["layout"]["title"]["text"] == "PE"
 
 
 def test_pe_curves():
     pe = sinusoidal()
     fig = viz.pe_curves(pe, [0, 1, 6, 7])
-    assert [t.name for t in fig.data] == ["dim 0 (sin)", "dim 1 (cos)", "dim 6 (sin)", "dim 7 (cos)"]
-    np.testing.assert_allclose(fig.data[2].y, pe[:, 6], rtol=1e-6, atol=1e-7)
-    assert [t.name for t in viz.pe_curves(pe, [3], sinusoidal=False).data] == ["dim 3"]
+    assert [t["name"] for t in fig["data"]] == ["dim 0 (sin)", "dim 1 (cos)", "dim 6 (sin)", "dim 7 (cos)"]
+    np.testing.assert_allclose(fig["data"][2]["y"], pe[:, 6], rtol=1e-6, atol=1e-7)
+    assert [t["name"] for t in viz.pe_curves(pe, [3], sinusoidal=False)["data"]] == ["dim 3"]
     with pytest.raises(ValueError):
         viz.pe_curves(pe, [16])
 
@@ -539,17 +557,17 @@ def test_position_similarity_heatmap():
     sim = unit @ unit.T
     fig = viz.position_similarity_heatmap(sim)
     (heat,) = heatmaps(fig)
-    np.testing.assert_allclose(heat.z, sim, rtol=1e-6, atol=1e-6)
-    assert (heat.zmin, heat.zmax) == (-1.0, 1.0)
-    assert fig.layout.yaxis.autorange == "reversed"
+    np.testing.assert_allclose(heat["z"], sim, rtol=1e-6, atol=1e-6)
+    assert (heat["zmin"], heat["zmax"]) == (-1.0, 1.0)
+    assert fig["layout"]["yaxis"]["autorange"] == "reversed"
 
 
 def test_similarity_by_distance_two_series():
     d = np.arange(10)
     fig = viz.similarity_by_distance_figure(d, np.linspace(1, 0, 10), label="sinusoidal", series={"learned": (d, np.linspace(1, 0.5, 10))})
-    assert [t.name for t in fig.data] == ["sinusoidal", "learned"]
-    np.testing.assert_allclose(fig.data[1].y, np.linspace(1, 0.5, 10), rtol=1e-6)
-    assert fig.layout.yaxis.title.text == "mean cosine similarity"
+    assert [t["name"] for t in fig["data"]] == ["sinusoidal", "learned"]
+    np.testing.assert_allclose(fig["data"][1]["y"], np.linspace(1, 0.5, 10), rtol=1e-6)
+    assert fig["layout"]["yaxis"]["title"]["text"] == "mean cosine similarity"
 
 
 def test_input_composition_figure():
@@ -558,15 +576,15 @@ def test_input_composition_figure():
     pe = sinusoidal(32, 16)
     fig = viz.input_composition_figure(embedding, pe, TOKENS)
     panels = heatmaps(fig)
-    assert [a.text for a in fig.layout.annotations] == ["token embedding", "+ positional encoding", "= model input"]
-    np.testing.assert_allclose(panels[0].z, embedding, rtol=1e-6)
-    np.testing.assert_allclose(panels[1].z, pe[: len(TOKENS)], rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(panels[2].z, embedding + pe[: len(TOKENS)], rtol=1e-5, atol=1e-6)
-    axis = fig.layout.coloraxis
-    largest = max(float(np.abs(p.z).max()) for p in panels)
-    assert (axis.cmin, axis.cmax) == (pytest.approx(-largest), pytest.approx(largest))
-    assert all(p.coloraxis == "coloraxis" for p in panels)
-    assert list(fig.layout.yaxis.ticktext) == TICKS
+    assert [a["text"] for a in fig["layout"]["annotations"]] == ["token embedding", "+ positional encoding", "= model input"]
+    np.testing.assert_allclose(panels[0]["z"], embedding, rtol=1e-6)
+    np.testing.assert_allclose(panels[1]["z"], pe[: len(TOKENS)], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(panels[2]["z"], embedding + pe[: len(TOKENS)], rtol=1e-5, atol=1e-6)
+    axis = fig["layout"]["coloraxis"]
+    largest = max(float(np.abs(p["z"]).max()) for p in panels)
+    assert (axis["cmin"], axis["cmax"]) == (pytest.approx(-largest), pytest.approx(largest))
+    assert all(p["coloraxis"] == "coloraxis" for p in panels)
+    assert list(fig["layout"]["yaxis"]["ticktext"]) == TICKS
 
 
 # --- embeddings --------------------------------------------------------------
@@ -582,33 +600,33 @@ def test_projection_figure_groups_contextual_points_by_sense():
     ]
     arrows = [dict(x0=0, y0=0, x1=p["x"], y1=p["y"], label=p["label"]) for p in points if p["group"] == "contextual"]
     fig = viz.projection_figure(points, arrows, title="Static vs contextual", centroids={"river": (1.1, 0.95), "money": (-1.0, 1.5)})
-    names = [t.name for t in fig.data]
+    names = [t["name"] for t in fig["data"]]
     assert names == ["static (embedding table)", "in context · river", "in context · money", "reference words (in context)", "centre of each sense"]
-    assert list(fig.data[1].text) == ["bank (s1)", "bank (s3)"]  # hover text: one series per sense
-    assert fig.data[1].marker.color != fig.data[2].marker.color and fig.data[1].marker.symbol != fig.data[2].marker.symbol
-    assert list(fig.data[4].x) == [1.1, -1.0]
-    drawn = [a for a in fig.layout.annotations if a.arrowhead == 2]
-    assert [(a.ax, a.ay, a.x, a.y) for a in drawn] == [(0, 0, 1.0, 1.0), (0, 0, -1.0, 1.5), (0, 0, 1.2, 0.9)]
-    assert all(a.axref == "x" and a.ayref == "y" for a in drawn)
-    labels = sorted(a.text for a in fig.layout.annotations if a.arrowhead != 2)
+    assert list(fig["data"][1]["text"]) == ["bank (s1)", "bank (s3)"]  # hover text: one series per sense
+    assert fig["data"][1]["marker"]["color"] != fig["data"][2]["marker"]["color"] and fig["data"][1]["marker"]["symbol"] != fig["data"][2]["marker"]["symbol"]
+    assert list(fig["data"][4]["x"]) == [1.1, -1.0]
+    drawn = [a for a in fig["layout"]["annotations"] if a["arrowhead"] == 2]
+    assert [(a["ax"], a["ay"], a["x"], a["y"]) for a in drawn] == [(0, 0, 1.0, 1.0), (0, 0, -1.0, 1.5), (0, 0, 1.2, 0.9)]
+    assert all(a["axref"] == "x" and a["ayref"] == "y" for a in drawn)
+    labels = sorted(a["text"] for a in fig["layout"]["annotations"] if a["arrowhead"] != 2)
     assert labels == sorted(["bank", "bank (s1)", "bank (s2)", "bank (s3)", "&lt;river&gt; (s1)", "centre: river", "centre: money"])
-    assert fig.layout.xaxis.title.text == "PC 1" and fig.layout.yaxis.title.text == "PC 2"
-    assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.yaxis.scaleratio == 1
+    assert fig["layout"]["xaxis"]["title"]["text"] == "PC 1" and fig["layout"]["yaxis"]["title"]["text"] == "PC 2"
+    assert fig["layout"]["yaxis"]["scaleanchor"] == "x" and fig["layout"]["yaxis"]["scaleratio"] == 1
 
 
 def _label_boxes(fig):
     """Each label's box in pixels, as placed: the point's pixel position plus the annotation's offset."""
     from viz.embeddings import MARGIN, PLACEMENT_FONT, label_box_size
 
-    x0, x1 = fig.layout.xaxis.range
-    y0, y1 = fig.layout.yaxis.range
-    scale = (fig.layout.width - MARGIN["l"] - MARGIN["r"]) / (x1 - x0)
+    x0, x1 = fig["layout"]["xaxis"]["range"]
+    y0, y1 = fig["layout"]["yaxis"]["range"]
+    scale = (fig["layout"]["width"] - MARGIN["l"] - MARGIN["r"]) / (x1 - x0)
     boxes = []
-    for a in fig.layout.annotations:
-        if a.arrowhead == 2:
+    for a in fig["layout"]["annotations"]:
+        if a["arrowhead"] == 2:
             continue
-        w, h = label_box_size(a.text.replace("&lt;", "<").replace("&gt;", ">"), PLACEMENT_FONT)
-        cx, cy = (a.x - x0) * scale + a.ax, (y1 - a.y) * scale + a.ay
+        w, h = label_box_size(a["text"].replace("&lt;", "<").replace("&gt;", ">"), PLACEMENT_FONT)
+        cx, cy = (a["x"] - x0) * scale + a["ax"], (y1 - a["y"]) * scale + a["ay"]
         boxes.append((cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2))
     return boxes, scale
 
@@ -630,8 +648,8 @@ def test_projection_labels_never_overlap_even_when_points_crowd():
         for b in boxes[i + 1 :]:
             assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
     # and no label covers a marker
-    x0, _ = fig.layout.xaxis.range
-    _, y1 = fig.layout.yaxis.range
+    x0, _ = fig["layout"]["xaxis"]["range"]
+    _, y1 = fig["layout"]["yaxis"]["range"]
     markers = [((p["x"] - x0) * scale, (y1 - p["y"]) * scale) for p in points]
     for box in boxes:
         for mx, my in markers:
@@ -646,20 +664,20 @@ def test_sense_layers_figure_draws_same_and_other_sense_per_layer():
         dict(layer=1, same=0.7, other=0.2, ratio=3.0),
     ]
     fig = viz.sense_layers_figure(by_layer, title="bank")
-    assert [t.name for t in fig.data] == ["same sense", "other sense"]
-    assert list(fig.data[0].y) == [1.0, 0.9, 0.7] and list(fig.data[1].y) == [1.0, 0.88, 0.2]
-    assert list(fig.layout.xaxis.ticktext) == ["static", "input", "after layer 0"]
+    assert [t["name"] for t in fig["data"]] == ["same sense", "other sense"]
+    assert list(fig["data"][0]["y"]) == [1.0, 0.9, 0.7] and list(fig["data"][1]["y"]) == [1.0, 0.88, 0.2]
+    assert list(fig["layout"]["xaxis"]["ticktext"]) == ["static", "input", "after layer 0"]
 
 
 def test_trajectory_figure():
     fig = viz.trajectory_figure({"bank (river)": [(0, 0), (1, 1), (2, 1)], "bank (money)": [(0, 0), (-1, 0)]}, title="Across layers")
-    assert [t.name for t in fig.data] == ["bank (river)", "bank (money)"]
-    assert list(fig.data[0].text) == ["static", "input", "L0"]
-    assert list(fig.data[0].customdata) == ["static embedding", "model input (before layer 0)", "after layer 0"]
-    assert list(fig.data[1].text) == ["", "input"]  # the shared static point is labelled once
-    assert list(fig.data[0].x) == [0, 1, 2]
-    assert "lines" in fig.data[0].mode and "markers" in fig.data[0].mode
-    assert fig.layout.yaxis.scaleanchor == "x"
+    assert [t["name"] for t in fig["data"]] == ["bank (river)", "bank (money)"]
+    assert list(fig["data"][0]["text"]) == ["static", "input", "L0"]
+    assert list(fig["data"][0]["customdata"]) == ["static embedding", "model input (before layer 0)", "after layer 0"]
+    assert list(fig["data"][1]["text"]) == ["", "input"]  # the shared static point is labelled once
+    assert list(fig["data"][0]["x"]) == [0, 1, 2]
+    assert "lines" in fig["data"][0]["mode"] and "markers" in fig["data"][0]["mode"]
+    assert fig["layout"]["yaxis"]["scaleanchor"] == "x"
 
 
 # --- tokens ------------------------------------------------------------------
@@ -673,14 +691,14 @@ def test_tokens_figure():
         dict(text="ld", id=335, kind="subword"),
     ]
     fig = viz.tokens_figure(rows)
-    legend = [t.name for t in fig.data if t.showlegend is not False]
+    legend = [t["name"] for t in fig["data"] if t.get("showlegend") is not False]
     assert legend == ["normal token", "special token", "subword piece"]
-    texts = [t for t in fig.data if t.mode == "text" and t.name.endswith(": text")]
-    shown = [label for t in texts for label in t.text]
+    texts = [t for t in fig["data"] if t["mode"] == "text" and t["name"].endswith(": text")]
+    shown = [label for t in texts for label in t["text"]]
     assert sorted(shown) == sorted(["&lt;|endoftext|&gt;", "Hello", "␣wor", "ld"])
-    ids = [label for t in fig.data if t.mode == "text" and t.name.endswith(": id") for label in t.text]
+    ids = [label for t in fig["data"] if t["mode"] == "text" and t["name"].endswith(": id") for label in t["text"]]
     assert sorted(ids) == sorted(["50256", "15496", "476", "335"])
-    fills = {t.name: t.line.color for t in fig.data if t.fill == "toself"}
+    fills = {t["name"]: t["line"]["color"] for t in fig["data"] if t.get("fill") == "toself"}
     assert len(set(fills.values())) == 3
     assert viz.export.figure_to_csv(fig) == (
         "position,token,id,kind\n0,<|endoftext|>,50256,special\n1,Hello,15496,normal\n2, wor,476,subword\n3,ld,335,subword\n"
@@ -698,16 +716,16 @@ def test_tokens_figure_rejects_unknown_kind():
 def test_print_theme_copies_and_restyles():
     data, mask = stages()
     fig = viz.stages_figure(data, TOKENS, TOKENS, masked=mask, title="t")
-    before = json.loads(fig.to_json())
+    before = json.loads(sent_json(fig))
     printed = viz.apply_print_theme(fig)
-    assert json.loads(fig.to_json()) == before, "the original figure must not change"
-    assert printed.layout.paper_bgcolor == "white"
-    assert printed.layout.font.size >= 18
-    assert all(a.font.size >= 18 for a in printed.layout.annotations)
-    assert printed.layout.plot_bgcolor == MASK_COLOR
-    assert as_tuple(printed.layout.coloraxis.colorscale) == as_tuple(scale_of("RdBu_r"))
-    assert as_tuple(printed.layout.coloraxis2.colorscale) == as_tuple(scale_of("Viridis"))
-    assert printed.layout.xaxis.tickfont.size == 16 and printed.layout.xaxis.tickfont.color == "black"
+    assert json.loads(sent_json(fig)) == before, "the original figure must not change"
+    assert printed["layout"]["paper_bgcolor"] == "white"
+    assert printed["layout"]["font"]["size"] >= 18
+    assert all(a["font"]["size"] >= 18 for a in printed["layout"]["annotations"])
+    assert printed["layout"]["plot_bgcolor"] == MASK_COLOR
+    assert as_tuple(printed["layout"]["coloraxis"]["colorscale"]) == as_tuple(scale_of("RdBu_r"))
+    assert as_tuple(printed["layout"]["coloraxis2"]["colorscale"]) == as_tuple(scale_of("Viridis"))
+    assert printed["layout"]["xaxis"]["tickfont"]["size"] == 16 and printed["layout"]["xaxis"]["tickfont"]["color"] == "black"
 
 
 def test_print_theme_replaces_unsafe_scales_and_thickens_lines():
@@ -720,11 +738,11 @@ def test_print_theme_replaces_unsafe_scales_and_thickens_lines():
         ]
     )
     printed = viz.apply_print_theme(fig)
-    assert as_tuple(printed.data[0].colorscale) == as_tuple(scale_of("Viridis"))
-    assert as_tuple(printed.data[1].colorscale) == as_tuple(scale_of("RdBu_r"))
-    assert as_tuple(printed.data[2].colorscale) == as_tuple(scale_of("RdBu_r"))
-    assert printed.data[3].line.width >= 3
-    assert fig.data[3].line.width == 1
+    assert as_tuple(printed["data"][0]["colorscale"]) == as_tuple(scale_of("Viridis"))
+    assert as_tuple(printed["data"][1]["colorscale"]) == as_tuple(scale_of("RdBu_r"))
+    assert as_tuple(printed["data"][2]["colorscale"]) == as_tuple(scale_of("RdBu_r"))
+    assert printed["data"][3]["line"]["width"] >= 3
+    assert fig["data"][3]["line"]["width"] == 1
 
 
 def test_print_theme_keeps_every_token_label_that_fits():
@@ -739,7 +757,7 @@ def test_print_theme_keeps_every_token_label_that_fits():
     ):
         printed = viz.apply_print_theme(fig)
         for name in ("xaxis", "yaxis"):
-            assert list(printed.layout[name].ticktext) == words, (fig.layout.title.text, name)
+            assert list(printed["layout"][name]["ticktext"]) == words, (fig["layout"]["title"]["text"], name)
 
 
 def test_print_theme_thins_a_long_axis_to_its_length_at_the_print_font_keeping_the_chosen_token():
@@ -750,11 +768,11 @@ def test_print_theme_thins_a_long_axis_to_its_length_at_the_print_font_keeping_t
     data, mask = stages(n)
     fig = viz.stages_figure(data, words, words, masked=mask, title="t", keep=(chosen, chosen))
     printed = viz.apply_print_theme(fig)
-    layout = printed.to_plotly_json()["layout"]
+    layout = printed["layout"]
     for name in ("xaxis", "yaxis", "xaxis3"):
         shown = len(layout[name]["tickvals"])
         px_per_label = _axis_px(layout, name) / shown
-        assert shown <= len(fig.layout[name].tickvals), "never more labels than on screen"
+        assert shown <= len(fig["layout"][name]["tickvals"]), "never more labels than on screen"
         assert px_per_label >= 1.6 * PRINT_TICK_SIZE, (name, px_per_label)
         assert shown >= 2 and px_per_label < 2 * 1.6 * PRINT_TICK_SIZE * 1.5, (name, shown, "thinned more than needed")
         assert f"w{chosen}" in layout[name]["ticktext"]
@@ -765,8 +783,8 @@ def test_print_theme_thins_a_long_axis_to_its_length_at_the_print_font_keeping_t
 def test_print_theme_on_shared_coloraxis():
     patterns = np.full((1, 2, 3, 3), 1 / 3)
     printed = viz.apply_print_theme(viz.heads_overview(patterns, list("abc"), list("abc")))
-    assert as_tuple(printed.layout.coloraxis.colorscale) == as_tuple(scale_of("Viridis"))
-    assert printed.layout.height > viz.heads_overview(patterns, list("abc"), list("abc")).layout.height
+    assert as_tuple(printed["layout"]["coloraxis"]["colorscale"]) == as_tuple(scale_of("Viridis"))
+    assert printed["layout"]["height"] > viz.heads_overview(patterns, list("abc"), list("abc"))["layout"]["height"]
 
 
 # --- package hygiene ---------------------------------------------------------

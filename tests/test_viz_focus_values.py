@@ -31,19 +31,19 @@ def test_focus_window_is_full_resolution_beside_the_whole_input_and_keeps_the_ch
     pattern = causal_pattern(n)
     labels = [f"w{i}" for i in range(n)]
     fig = viz.focus_figure(pattern, labels, centre=centre, title="t", masked=~np.tri(n, dtype=bool), cells=dict(layer=0, head=1))
-    overview, window = (t for t in fig.data if t.type == "heatmap")
-    assert np.asarray(overview.z).shape == (64, 64)
-    np.testing.assert_allclose(np.nan_to_num(window.z), pattern[137:177, 137:177], rtol=1e-6)  # every cell, no block means
-    assert f"w{centre}" in fig.layout.xaxis2.ticktext and f"w{centre}" in fig.layout.yaxis2.ticktext
-    assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0, 1)
-    outline = fig.layout.shapes[0]
-    assert outline.x0 < 137 * 64 / n < 177 * 64 / n < outline.x1 + 1
+    overview, window = (t for t in fig["data"] if t["type"] == "heatmap")
+    assert np.asarray(overview["z"]).shape == (64, 64)
+    np.testing.assert_allclose(np.nan_to_num(window["z"]), pattern[137:177, 137:177], rtol=1e-6)  # every cell, no block means
+    assert f"w{centre}" in fig["layout"]["xaxis2"]["ticktext"] and f"w{centre}" in fig["layout"]["yaxis2"]["ticktext"]
+    assert (fig["layout"]["coloraxis"]["cmin"], fig["layout"]["coloraxis"]["cmax"]) == (0, 1)
+    outline = fig["layout"]["shapes"][0]
+    assert outline["x0"] < 137 * 64 / n < 177 * 64 / n < outline["x1"] + 1
     table = pd.read_csv(io.StringIO(viz.export.figure_to_csv(fig)))
     focus = table[table.stage == "pattern"]
     assert focus.query_position.min() == 137 and focus.query_position.max() == 176  # real positions, not window indices
     assert set(focus["head"]) == {1}
     printed = viz.apply_print_theme(fig)
-    assert f"w{centre}" in printed.layout.xaxis2.ticktext  # the print theme thins labels but keeps the chosen one
+    assert f"w{centre}" in printed["layout"]["xaxis2"]["ticktext"]  # the print theme thins labels but keeps the chosen one
 
 
 def test_hiding_sink_tokens_renormalises_each_row_and_says_so():
@@ -52,8 +52,8 @@ def test_hiding_sink_tokens_renormalises_each_row_and_says_so():
     assert kept == [1, 2]
     np.testing.assert_allclose(shown, [[0.0, 0.0], [1.0, 0.0], [0.2, 0.8]])  # the first row had only the sink: stays 0
     fig = viz.renormalised_figure(pattern, ["[CLS]", "bank", "river"], ["[CLS]", "bank", "river"], hidden=[0], title="head 3")
-    assert "“[CLS]” hidden, each row renormalised" in fig.layout.title.text and "not the model's own weights" in fig.layout.title.text
-    assert list(fig.layout.xaxis.ticktext) == ["bank", "river"]
+    assert "“[CLS]” hidden, each row renormalised" in fig["layout"]["title"]["text"] and "not the model's own weights" in fig["layout"]["title"]["text"]
+    assert list(fig["layout"]["xaxis"]["ticktext"]) == ["bank", "river"]
     table = pd.read_csv(io.StringIO(viz.export.figure_to_csv(fig)))
     assert sorted(set(table.key_position)) == [1, 2] and set(table.stage) == {"pattern renormalised"}
 
@@ -64,11 +64,11 @@ def test_value_step_is_pattern_times_v_on_one_scale():
     v = rng.normal(size=(5, 4))  # [key_pos, d_head]
     z = pattern @ v
     fig = viz.value_step_figure(pattern, v, z, list("abcde"), layer=0, head=2, title="t")
-    weights, values, out = (t for t in fig.data if t.type == "heatmap")
-    np.testing.assert_allclose(out.z, np.asarray(weights.z) @ np.asarray(values.z), rtol=1e-5)
-    assert values.coloraxis == out.coloraxis == "coloraxis"
+    weights, values, out = (t for t in fig["data"] if t["type"] == "heatmap")
+    np.testing.assert_allclose(out["z"], np.asarray(weights["z"]) @ np.asarray(values["z"]), rtol=1e-5)
+    assert values["coloraxis"] == out["coloraxis"] == "coloraxis"
     high = np.abs(np.concatenate([v.ravel(), z.ravel()])).max()
-    assert fig.layout.coloraxis.cmax == pytest.approx(high, rel=1e-6) and fig.layout.coloraxis.cmin == pytest.approx(-high, rel=1e-6)
+    assert fig["layout"]["coloraxis"]["cmax"] == pytest.approx(high, rel=1e-6) and fig["layout"]["coloraxis"]["cmin"] == pytest.approx(-high, rel=1e-6)
     with pytest.raises(ValueError, match="do not chain"):
         viz.value_step_figure(pattern, v, z[:, :3], list("abcde"), title="t")
 
@@ -79,8 +79,8 @@ def test_output_step_concatenates_the_heads_and_outlines_the_chosen_ones():
     w_o = rng.normal(size=(6, 5))  # [head · d_head, d_model]
     output = np.concatenate(list(z_heads), axis=1) @ w_o
     fig = viz.output_step_figure(z_heads, w_o, output, list("abcd"), heads=[1], layer=0, title="t")
-    concatenated = np.asarray(fig.data[0].z)
+    concatenated = np.asarray(fig["data"][0]["z"])
     np.testing.assert_allclose(concatenated[:, 2:4], z_heads[1], rtol=1e-6)  # head 1 is columns 2-3
-    np.testing.assert_allclose(np.asarray(fig.data[2].z), concatenated @ w_o, rtol=1e-4, atol=1e-5)
-    assert list(fig.layout.xaxis.ticktext) == ["H0", "H1", "H2"]
-    assert [(s.x0, s.x1) for s in fig.layout.shapes if s.xref == "x"] == [(1.5, 3.5)]
+    np.testing.assert_allclose(np.asarray(fig["data"][2]["z"]), concatenated @ w_o, rtol=1e-4, atol=1e-5)
+    assert list(fig["layout"]["xaxis"]["ticktext"]) == ["H0", "H1", "H2"]
+    assert [(s["x0"], s["x1"]) for s in fig["layout"]["shapes"] if s["xref"] == "x"] == [(1.5, 3.5)]

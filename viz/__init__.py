@@ -1,7 +1,9 @@
 """Plotly figures for teaching attention, built from plain numpy data.
 
 Every function takes numpy arrays and lists of strings and returns a
-``plotly.graph_objects.Figure``; nothing here knows about torch or
+figure as a plain dict of plotly JSON (``viz.plain``: ``{"data": [...],
+"layout": {...}}``, which plotly.js, kaleido and ``plotly.io`` all take);
+nothing here knows about torch or
 streamlit. Shapes use the words ``batch, head, query_pos, key_pos,
 d_head``; an attention matrix is ``[query_pos, key_pos]``.
 

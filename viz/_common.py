@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 # Traces that only decorate a chart (the "×" marks on masked cells, the outlines
 # of token boxes) carry this ``meta`` so exports such as CSV can leave them out.
@@ -26,7 +25,7 @@ def labels_meta(x_labels: list[str] | None, y_labels: list[str] | None) -> dict:
 
 def meta_labels(trace, letter: str, n: int) -> list[str] | None:
     """The labels stored by ``labels_meta`` for axis ``letter``, if there are ``n``."""
-    meta = getattr(trace, "meta", None)
+    meta = trace.get("meta") if isinstance(trace, dict) else getattr(trace, "meta", None)
     labels = meta.get(f"{letter}_labels") if isinstance(meta, dict) else None
     return list(labels) if labels is not None and len(labels) == n else None
 
@@ -89,7 +88,7 @@ def finite_range(*arrays: np.ndarray, symmetric: bool = False) -> tuple[float, f
     return low, high
 
 
-def nothing_to_draw(title: str, why: str) -> go.Figure:
+def nothing_to_draw(title: str, why: str) -> dict:
     """An empty figure that says why it is empty ("no tokens", "no dimensions chosen").
 
     Figure functions return this for an input with nothing in it, instead of raising or drawing a

@@ -4,15 +4,14 @@ A cell of an attention heatmap is clicked on the heatmap itself: plotly.js repor
 row as the point's x and y (the axes are positions). Masked cells are gaps without hover, so there the
 click lands on the transparent heatmap of the masked cells over it (``viz.heatmap.mask_marks``). The
 traces that answer a click say so in their ``meta`` ("click"). The tiles of the all-heads overview
-get a layer of invisible markers, one per tile. The figures given may be shared by sessions:
-`with_cell_targets` and `with_tile_targets` return copies, written as plotly JSON (viz.plain). ui/chart.py
-sends a click in the shape that `st.plotly_chart(..., on_select="rerun")` gives.
+get a layer of invisible markers, one per tile. Figures are dicts (viz.plain), and the ones given may be
+shared by sessions: `with_cell_targets` and `with_tile_targets` return new figures. A click comes in the
+shape that `st.plotly_chart(..., on_select="rerun")` gives.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from . import plain
 from ._common import DECORATION_META
@@ -41,17 +40,17 @@ def _targets(x, y, name: str, size: float, xaxis: str = "x", yaxis: str = "y", c
     return trace
 
 
-def with_cell_targets(fig: go.Figure, *, xaxis: str = "x", yaxis: str = "y", cell: tuple = (None, None)) -> tuple[go.Figure, bool]:
+def with_cell_targets(fig: dict, *, xaxis: str = "x", yaxis: str = "y", cell: tuple = (None, None)) -> tuple[dict, bool]:
     """A copy of `fig` whose heatmap cells on these axes answer clicks (and its masked cells', whose
     transparent heatmap lies over the gaps), the chosen `cell` (query, key) outlined, and True; `fig`
     itself and False when there is no heatmap there (nothing to add). `fig` is never changed: it may be
     shared by sessions.
 
-    Built as plotly JSON (viz.plain), not by editing a validated copy: a new view's two clickable
+    Written as plotly JSON (viz.plain), not by editing a validated copy: a new view's two clickable
     figures took 9.7 ms that way, of a new view's ~110 ms of server CPU. Nothing is added to the heatmap
     itself: an invisible marker on every cell, as this once was, made the redraw of the stages chart at 16
     tokens take 45-50 ms instead of 26-32 ms, and 4 s at 128 × 128 (chromium: markers are styled one by one)."""
-    data = list(fig._data)
+    data = list(fig["data"])
     on_axes = lambda trace: (trace.get("xaxis") or "x") == xaxis and (trace.get("yaxis") or "y") == yaxis  # noqa: E731
     found = [i for i, trace in enumerate(data) if trace.get("type") == "heatmap" and on_axes(trace)]
     if not found:
@@ -60,21 +59,21 @@ def with_cell_targets(fig: go.Figure, *, xaxis: str = "x", yaxis: str = "y", cel
         data[i] = {**data[i], "meta": {**(data[i].get("meta") or {}), "click": CELL_TARGET}}
     if cell[0] is not None:
         data.append(_cell_mark(*cell, xaxis=xaxis, yaxis=yaxis))
-    return plain.figure(data, {**fig._layout, "clickmode": "event"}), True  # a click selects nothing: no trace is dimmed
+    return plain.figure(data, {**fig["layout"], "clickmode": "event"}), True  # a click selects nothing: no trace is dimmed
 
 
-def with_tile_targets(fig: go.Figure) -> go.Figure:
+def with_tile_targets(fig: dict) -> dict:
     """A copy of a `heads_overview` figure whose tiles answer clicks: one invisible marker as large as
     each tile, its (layer, head) in `customdata`. `fig` is not changed."""
-    meta = fig._data[0]["meta"]  # the tiled heatmap says how its panels are laid out
+    meta = fig["data"][0]["meta"]  # the tiled heatmap says how its panels are laid out
     rows, cols, gap = meta["panel_rows"], meta["panel_cols"], meta["gap"]
     layers, heads = np.meshgrid(np.arange(meta["n_layers"]), np.arange(meta["n_heads"]), indexing="ij")
     x = heads.ravel() * (cols + gap) + (cols - 1) / 2
     y = layers.ravel() * (rows + gap) + (rows - 1) / 2
-    size = max(12, int(0.8 * (fig._layout["height"] - 140) / max(meta["n_layers"], 1)))
+    size = max(12, int(0.8 * (fig["layout"]["height"] - 140) / max(meta["n_layers"], 1)))
     custom = np.stack([layers.ravel(), heads.ravel()], axis=1)
     targets = _targets(x, y, TILE_TARGET, size, customdata=custom)
-    return plain.figure([*fig._data, targets], {**fig._layout, "clickmode": "event+select"})
+    return plain.figure([*fig["data"], targets], {**fig["layout"], "clickmode": "event+select"})
 
 
 def _points(selection) -> list[dict]:
@@ -84,26 +83,28 @@ def _points(selection) -> list[dict]:
     return list(points or [])
 
 
-def clicked_cell(selection, fig: go.Figure) -> tuple[int, int] | None:
+def clicked_cell(selection, fig: dict) -> tuple[int, int] | None:
     """(query, key) of a clicked cell of `fig` (see `with_cell_targets`), from a click's selection ({"points": [...]})."""
+    data = fig["data"]
     for point in _points(selection):
         curve = point.get("curve_number")
-        if curve is None or not 0 <= curve < len(fig.data):
+        if curve is None or not 0 <= curve < len(data):
             continue
-        trace = fig.data[curve]
-        if not isinstance(trace.meta, dict) or trace.meta.get("click") != CELL_TARGET:
+        meta = data[curve].get("meta")
+        if not isinstance(meta, dict) or meta.get("click") != CELL_TARGET:
             continue
         return int(round(point["y"])), int(round(point["x"]))
     return None
 
 
-def clicked_tile(selection, fig: go.Figure) -> tuple[int, int] | None:
-    """(layer, head) of a clicked overview tile of `fig`."""
+def clicked_tile(selection, fig: dict) -> tuple[int, int] | None:
+    """(layer, head) of a clicked overview tile of `fig` (see `with_tile_targets`)."""
+    data = fig["data"]
     for point in _points(selection):
         curve = point.get("curve_number")
-        if curve is not None and curve < len(fig.data) and fig.data[curve].name == TILE_TARGET:
+        if curve is not None and 0 <= curve < len(data) and data[curve].get("name") == TILE_TARGET:
             index = point.get("point_index", point.get("point_number"))
-            layer, head = fig.data[curve].customdata[index]
+            layer, head = data[curve]["customdata"][index]
             return int(layer), int(head)
     return None
 

@@ -13,7 +13,6 @@ PC 1 means the same as along PC 2, and stretching one axis would lie.
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
 
 from . import plain
 from ._common import nothing_to_draw
@@ -132,7 +131,7 @@ def projection_figure(
     *,
     title: str,
     centroids: dict[str, tuple[float, float]] | None = None,
-) -> go.Figure:
+) -> dict:
     """Labelled points in the PC 1 / PC 2 plane, contextual points grouped by sense, arrows between them.
 
     ``points``: dicts with ``label``, ``group`` ("static", "contextual", "reference"), ``sense`` (a
@@ -257,7 +256,7 @@ def projection_figure(
     return plain.figure(data, layout)
 
 
-def sense_layers_figure(by_layer: list[dict], *, title: str) -> go.Figure:
+def sense_layers_figure(by_layer: list[dict], *, title: str) -> dict:
     """Per layer: mean similarity of an occurrence to the others of its sense, and to the other sense's.
 
     ``by_layer``: dicts ``{layer, same, other, ratio}`` from the static embedding ("static") through
@@ -292,7 +291,7 @@ def sense_layers_figure(by_layer: list[dict], *, title: str) -> go.Figure:
     return plain.figure(data, layout)
 
 
-def trajectory_figure(tracks: dict[str, list[tuple[float, float]]], *, title: str) -> go.Figure:
+def trajectory_figure(tracks: dict[str, list[tuple[float, float]]], *, title: str) -> dict:
     """Paths of tokens through the layers, one line per token.
 
     ``tracks`` maps a label to its ``(x, y)`` points: the static embedding,

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from . import plain
 from ._common import apply_mask, as_float32, check_labels, nothing_to_draw
@@ -58,7 +57,7 @@ def renormalised_figure(
     title: str,
     pattern_colour: str = "fixed",
     cells: dict | None = None,
-) -> go.Figure:
+) -> dict:
     """The pattern with the ``hidden`` keys dropped and every row renormalised, labelled as a view."""
     values = as_float32(pattern, ndim=2, name="pattern")
     if values.size == 0:
@@ -94,7 +93,7 @@ def focus_figure(
     title: str,
     pattern_colour: str = "fixed",
     cells: dict | None = None,
-) -> go.Figure:
+) -> dict:
     """A window of ``width`` tokens around ``centre`` at full resolution, beside the whole input.
 
     ``pattern`` is ``[query_pos, key_pos]`` over the whole input. Left: the overview (at most 64 × 64

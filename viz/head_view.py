@@ -15,7 +15,6 @@ import json
 from dataclasses import dataclass
 
 import numpy as np
-import plotly.graph_objects as go
 
 from viz import plain
 from viz.labels import safe_label
@@ -164,7 +163,7 @@ def component_data(view: HeadView, pinned: int | None = None, pair: tuple[int, i
     )
 
 
-def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int, int] | None = None) -> go.Figure:
+def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int, int] | None = None) -> dict:
     """The head view as a plotly figure: the drawing the component shows, for PNG and SVG export.
 
     With a pinned token only its row is drawn, otherwise every line above the threshold. Inputs longer

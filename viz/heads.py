@@ -1,12 +1,11 @@
 """Figures of what heads do: the grid of every head by badge, rollout, value norms, rankings, diffs.
 
-Every function takes plain data (lists, arrays) and returns a ``go.Figure``.
+Every function takes plain data (lists, arrays) and returns a figure dict (``viz.plain``).
 """
 
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from . import plain
 from ._common import as_float32, check_labels, nothing_to_draw
@@ -35,7 +34,7 @@ BADGE_SHORT = {
 }
 
 
-def head_grid_figure(badges: list[list[str]], hover: list[list[str]] | None = None, *, title: str, selected: tuple[int, int] | None = None) -> go.Figure:
+def head_grid_figure(badges: list[list[str]], hover: list[list[str]] | None = None, *, title: str, selected: tuple[int, int] | None = None) -> dict:
     """Every head as a square, layer down and head across, coloured by its badge.
 
     One trace per badge (so the legend names them); each point's ``customdata`` is ``[layer, head]``,
@@ -92,18 +91,18 @@ def head_grid_figure(badges: list[list[str]], hover: list[list[str]] | None = No
     return plain.figure(data, layout)
 
 
-def rollout_figure(matrix, tokens: list[str], *, title: str) -> go.Figure:
+def rollout_figure(matrix, tokens: list[str], *, title: str) -> dict:
     """Rollout ``[output token, input token]``: what each token of the last layer finally draws on."""
     values = as_float32(matrix, ndim=2, name="rollout")
     if values.size == 0:
         return nothing_to_draw(title, "no tokens")
     fig = attention_heatmap(values, tokens, tokens, title=title, colorbar_title="share", zmin=0)
-    fig.layout.xaxis.title.text = "input token (drawn on)"
-    fig.layout.yaxis.title.text = "output token (last layer)"
+    fig["layout"]["xaxis"]["title"] = plain.title("input token (drawn on)")  # the figure's own layout: a new dict
+    fig["layout"]["yaxis"]["title"] = plain.title("output token (last layer)")
     return fig
 
 
-def flow_figure(rollout_row, flow_row, tokens: list[str], *, title: str) -> go.Figure:
+def flow_figure(rollout_row, flow_row, tokens: list[str], *, title: str) -> dict:
     """Rollout and flow of one output token over the input tokens, as two bar series."""
     labels = position_labels(check_labels(tokens, len(tokens), "tokens"))
     if not labels:
@@ -121,7 +120,7 @@ def flow_figure(rollout_row, flow_row, tokens: list[str], *, title: str) -> go.F
     return plain.figure(data, layout)
 
 
-def value_norm_figure(pattern, weighted, tokens: list[str], *, title: str, masked=None) -> go.Figure:
+def value_norm_figure(pattern, weighted, tokens: list[str], *, title: str, masked=None) -> dict:
     """α_ij (left) beside ‖α_ij·f(x_j)‖ (right) for one head; each panel has its own scale.
 
     Hover names both tokens up to MAX_HOVER_CELLS cells a panel, positions beyond (as on the Attention
@@ -174,7 +173,7 @@ def value_norm_figure(pattern, weighted, tokens: list[str], *, title: str, maske
     return plain.figure(data, layout)
 
 
-def key_totals_figure(weight_totals, norm_totals, tokens: list[str], *, title: str) -> go.Figure:
+def key_totals_figure(weight_totals, norm_totals, tokens: list[str], *, title: str) -> dict:
     """Per key, the share of all weight it receives beside its share of all norm sent (both sum to 1)."""
     labels = position_labels(check_labels(tokens, len(tokens), "tokens"))
     if not labels:
@@ -194,7 +193,7 @@ def key_totals_figure(weight_totals, norm_totals, tokens: list[str], *, title: s
     return plain.figure(data, layout)
 
 
-def ranking_figure(labels: list[str], values, *, title: str, value_title: str) -> go.Figure:
+def ranking_figure(labels: list[str], values, *, title: str, value_title: str) -> dict:
     """Horizontal bars, largest on top: heads ranked by a number (effect of ablation, change in a diff)."""
     if not labels:
         return nothing_to_draw(title, "no heads")
@@ -218,7 +217,7 @@ def ranking_figure(labels: list[str], values, *, title: str, value_title: str) -
     return plain.figure([bars], layout)
 
 
-def change_grid_figure(change, *, title: str, value_title: str) -> go.Figure:
+def change_grid_figure(change, *, title: str, value_title: str) -> dict:
     """A number per head as a heatmap, layer down and head across (e.g. how far a head moved)."""
     values = as_float32(change, ndim=2, name="change")
     if values.size == 0:
@@ -244,7 +243,7 @@ def change_grid_figure(change, *, title: str, value_title: str) -> go.Figure:
     return plain.figure([grid], layout)
 
 
-def diff_figure(difference, tokens: list[str], *, title: str) -> go.Figure:
+def diff_figure(difference, tokens: list[str], *, title: str) -> dict:
     """α(b) − α(a) on the aligned tokens of two sentences, diverging around 0."""
     values = as_float32(difference, ndim=2, name="difference")
     if values.size == 0:
@@ -252,7 +251,7 @@ def diff_figure(difference, tokens: list[str], *, title: str) -> go.Figure:
     return attention_heatmap(values, tokens, tokens, title=title, colorbar_title="α(b) − α(a)", zmid=0, zmin=-1, zmax=1)
 
 
-def distribution_change_figure(tokens: list[str], before, after, *, title: str) -> go.Figure:
+def distribution_change_figure(tokens: list[str], before, after, *, title: str) -> dict:
     """Probabilities of the same tokens before and after an ablation, as paired bars."""
     if not tokens:
         return nothing_to_draw(title, "no tokens")
@@ -272,7 +271,7 @@ def distribution_change_figure(tokens: list[str], before, after, *, title: str) 
     return plain.figure(data, layout)
 
 
-def cosine_by_layer_figure(cosines, *, title: str) -> go.Figure:
+def cosine_by_layer_figure(cosines, *, title: str) -> dict:
     """Cosine between a token's vector before and after a change, at the input and after each layer."""
     values = [float(c) for c in cosines]
     if not values:

@@ -22,7 +22,6 @@ import base64
 import functools
 
 import numpy as np
-import plotly.graph_objects as go
 
 from . import plain
 from ._common import DECORATION_META, apply_mask, as_float32, check_labels, labels_meta, nothing_to_draw
@@ -246,7 +245,7 @@ def attention_heatmap(
     positions: tuple | None = None,
     keep: tuple[int | None, int | None] = (None, None),
     height: int = SINGLE_HEIGHT,
-) -> go.Figure:
+) -> dict:
     """One attention matrix as a heatmap.
 
     ``matrix`` is ``[query_pos, key_pos]`` (scores or weights); ``masked`` a

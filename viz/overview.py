@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from . import plain
 from ._common import as_float32, check_labels, nothing_to_draw
@@ -22,7 +21,7 @@ def heads_overview(
     masked=None,
     title: str = "Attention patterns of every head",
     pattern_colour: str = "fixed",
-) -> go.Figure:
+) -> dict:
     """Small multiples of every head's pattern: rows are layers, columns heads.
 
     ``patterns`` is ``[n_layers, n_heads, query_pos, key_pos]``: an array, or a sequence of the layers'
@@ -138,11 +137,11 @@ def heads_overview(
     return plain.figure([trace], layout)
 
 
-def overview_panel(fig: go.Figure, layer: int, head: int) -> np.ndarray:
+def overview_panel(fig: dict, layer: int, head: int) -> np.ndarray:
     """The panel of one head cut back out of a `heads_overview` figure: `[query, key]` (or blocks)."""
-    meta = fig.layout.meta
+    meta = fig["layout"]["meta"]
     rows, cols, gap = meta["panel_rows"], meta["panel_cols"], meta["gap"]
-    z = np.asarray(fig.data[0].z, dtype=np.float32)
+    z = np.asarray(fig["data"][0]["z"], dtype=np.float32)
     top, left = layer * (rows + gap), head * (cols + gap)
     return z[top : top + rows, left : left + cols]
 

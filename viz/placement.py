@@ -10,9 +10,10 @@ theme runs it again for its larger font.
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
+import re
 
 LABELLED = "labelled-points"  # trace meta role of points whose labels are placed here
+_AXIS = re.compile(r"[xy]axis(\d*)")
 CANDIDATES = ("top center", "bottom center", "middle right", "middle left", "top right", "top left", "bottom right", "bottom left")
 MARKER_PX = 6  # half the side of the square kept free around each marker
 GAP_PX = 3  # room kept between two labels
@@ -47,15 +48,17 @@ def _hits(box, others) -> bool:
     return any(left < r + GAP_PX and right > l - GAP_PX and top < b + GAP_PX and bottom > t - GAP_PX for l, t, r, b in others)
 
 
-def place_point_labels(fig: go.Figure, font_px: float = 12.0) -> go.Figure:
-    """Choose a free ``textposition`` for every label of the traces marked ``LABELLED`` (in place).
+def place_point_labels(fig: dict, font_px: float = 12.0) -> dict:
+    """Choose a free ``textposition`` for every label of the traces marked ``LABELLED`` (in place, in a
+    figure dict of ``viz.plain``: call it on a figure of one's own, never on one that may be shared).
 
     Such a trace keeps its full labels in ``meta["labels"]``; its ``text`` gets the placed ones
-    ("" where none fits). The axes get fixed ranges (the points plus a margin) so the estimate
-    matches the drawing; with equal axis scales one range is widened by plotly, as estimated here.
+    ("" where none fits). The x axes and y axes get fixed ranges (the points plus a margin) so the
+    estimate matches the drawing; with equal axis scales one range is widened by plotly, as estimated here.
     """
-    traces = [t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("role") == LABELLED]
-    points = [(float(x), float(y)) for t in fig.data if t.type == "scatter" and t.x is not None for x, y in zip(t.x, t.y) if x is not None]
+    data, layout = fig["data"], fig["layout"]
+    traces = [t for t in data if isinstance(t.get("meta"), dict) and t["meta"].get("role") == LABELLED]
+    points = [(float(x), float(y)) for t in data if t.get("type") == "scatter" and t.get("x") is not None for x, y in zip(t["x"], t["y"]) if x is not None]
     if not traces or not points:
         return fig
     xs, ys = zip(*points)
@@ -63,11 +66,12 @@ def place_point_labels(fig: go.Figure, font_px: float = 12.0) -> go.Figure:
     pad_x, pad_y = 0.12 * span_x, 0.12 * span_y
     x_range = [min(xs) - pad_x, max(xs) + pad_x]
     y_range = [min(ys) - pad_y, max(ys) + pad_y]
-    fig.update_xaxes(range=x_range)
-    fig.update_yaxes(range=y_range)
+    for letter, span in (("x", x_range), ("y", y_range)):  # every axis of the letter, as plotly's update_xaxes sets
+        for name in dict.fromkeys([f"{letter}axis", *(key for key in layout if _AXIS.fullmatch(key) and key[0] == letter)]):
+            layout[name] = {**(layout.get(name) or {}), "range": list(span)}
 
-    width = (fig.layout.width or LAYOUT_WIDTH) * PLOT_SHARE_X
-    height = (fig.layout.height or LAYOUT_HEIGHT) * PLOT_SHARE_Y
+    width = (layout.get("width") or LAYOUT_WIDTH) * PLOT_SHARE_X
+    height = (layout.get("height") or LAYOUT_HEIGHT) * PLOT_SHARE_Y
     scale = min(width / (x_range[1] - x_range[0]), height / (y_range[1] - y_range[0]))  # equal axes
     mid_x, mid_y = sum(x_range) / 2, sum(y_range) / 2
 
@@ -79,7 +83,7 @@ def place_point_labels(fig: go.Figure, font_px: float = 12.0) -> go.Figure:
     named = set()  # (label, point) already written: a point shared by two series is named once
     for trace in traces:
         texts, positions = [], []
-        for label, x, y in zip(trace.meta["labels"], trace.x, trace.y):
+        for label, x, y in zip(trace["meta"]["labels"], trace["x"], trace["y"]):
             px, py = pixel(float(x), float(y))
             w, h = _text_px(label, font_px)
             if (label, round(px), round(py)) in named:
@@ -98,6 +102,6 @@ def place_point_labels(fig: go.Figure, font_px: float = 12.0) -> go.Figure:
             else:
                 texts.append("")
                 positions.append("top center")
-        trace.text = texts
-        trace.textposition = positions
+        trace["text"] = texts
+        trace["textposition"] = positions
     return fig

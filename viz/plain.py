@@ -1,33 +1,31 @@
-"""Figures written as plain plotly JSON and wrapped in a ``go.Figure`` without validating them again.
+"""Figures as plain plotly JSON: a figure is a dict ``{"data": [trace dicts], "layout": {…}}``.
 
-plotly's object model validates and copies every property it is given: ``update_layout(template=…)``
-resolves and deep-copies the whole template, ``make_subplots`` builds a validated figure, every
-``update_xaxes`` walks the validators again. Building the Attention page's figures that way took
-0.3–0.5 s at 16 tokens (cProfile: ``update_layout`` 64 %, template ``__init__`` 36 %, validators), for a
-model run of a millisecond. The figure modules instead write each figure as the JSON plotly's validators
-would produce (traces as dicts with their ``type``, titles as ``{"text": …}``, colour scales resolved to
-their colour lists, the template as its JSON) and hand it over in one call (``figure``), which neither
-validates nor deep-copies it; ``plotly_dict`` turns a figure back into the JSON plotly.js takes without a
-deep copy either.
+plotly accepts such a dict everywhere a figure goes (plotly.js in the browser, kaleido, ``plotly.io``),
+so the figure modules write each figure as the JSON plotly's validators would produce (traces as dicts
+with their ``type``, titles as ``{"text": …}``, colour scales resolved to their colour lists, the template
+as its JSON; numpy arrays as values) and never build a ``go.Figure``. plotly's object model validates and
+copies every property it is given: ``update_layout(template=…)`` resolves and deep-copies the whole
+template, ``make_subplots`` builds a validated figure, every ``update_xaxes`` walks the validators again.
+Building the Attention page's figures that way took 0.3–0.5 s at 16 tokens (cProfile: ``update_layout``
+64 %, template ``__init__`` 36 %, validators), for a model run of a millisecond.
 
-Once built, a figure behaves like any other: later edits (the print theme, click targets) are validated
-as usual. ``tests/test_plain_figures.py`` validates every page's figures again and checks that nothing
-sent to the browser changes.
+``figure`` makes a figure from trace dicts and a layout dict; ``plotly_dict`` turns it into the JSON
+plotly.js takes (numeric numpy arrays as plotly.js typed arrays); ``as_dict`` takes a dict or a
+``go.Figure``, for code that may be given either. ``tests/test_plain_figures.py`` passes every page's
+figures through plotly's validators (``go.Figure(fig)``) and checks that nothing sent to the browser changes.
 """
 
 from __future__ import annotations
 
 import base64
+import re
 from copy import deepcopy
 from functools import lru_cache
 
 import numpy as np
 import orjson
-import plotly.graph_objects as go
+import plotly.colors
 import plotly.io as pio
-from _plotly_utils.basevalidators import is_homogeneous_array
-from _plotly_utils.utils import to_typed_array_spec
-from plotly.validator_cache import ValidatorCache
 
 from .theme import SCREEN_TEMPLATE
 
@@ -56,9 +54,11 @@ def _template_copy(name: str) -> dict:
 
 @lru_cache(maxsize=64)
 def _colorscale(name: str) -> tuple:
-    from _plotly_utils.basevalidators import ColorscaleValidator
-
-    return tuple(tuple(pair) for pair in ColorscaleValidator("colorscale", "heatmap").validate_coerce(name))
+    """A named scale's colours (``plotly.colors.get_colorscale``, which spaces them evenly and reverses a
+    name ending in "_r"), at the positions plotly's validators give a named scale: colour i of n at
+    i / (n − 1) (get_colorscale sums the steps instead, 0.7777777777777777 for 7 / 9)."""
+    colours = [colour for _, colour in plotly.colors.get_colorscale(name)]
+    return tuple((i / (len(colours) - 1), colour) for i, colour in enumerate(colours))
 
 
 def colorscale(scale):
@@ -72,23 +72,33 @@ def title(text: str) -> dict:
     return {"text": text}
 
 
-def figure(data: list[dict], layout: dict, *, template: str = SCREEN_TEMPLATE) -> go.Figure:
-    """A ``go.Figure`` of trace dicts (each with its ``type``) and a layout dict, built without validation.
+def figure(data: list[dict], layout: dict, *, template: str = SCREEN_TEMPLATE) -> dict:
+    """A new figure ``{"data": …, "layout": …}`` of trace dicts (each with its ``type``) and a layout dict.
 
     The inputs must already be in plotly's canonical form (see the module's docstring): nothing here
-    checks a property name or converts a value. The template is ``template`` unless ``layout`` has one.
-
-    ``go.Figure(spec, _validate=False)`` still made an object for every property it was given and then
-    deep-copied them all: 35 ms for the eight figures of the Attention page at 16 tokens, of a new view's
-    ~120 ms of figure work. Here the figure takes a copy of the dicts and lists (``_owned``; arrays become
-    read-only views, as plotly's validators make them read-only copies), and its traces and layout read
-    them as a figure built by plotly does (each trace object's properties are its entry of
-    ``fig._data``, made on first access): 9 ms for the same figures. ``tests/test_plain_figures.py``
-    checks that every page's figures send what plotly's validated figures send."""
+    checks a property name or converts a value, except that a subplot numbered 0 or 1 (``xaxis1``), which
+    plotly would rename, is refused. The template is the registered ``template`` unless ``layout`` has one.
+    The figure owns copies of the dicts and lists given (``_owned``); a numpy array becomes a read-only
+    view of the caller's, so neither can write into the other's through it."""
+    for name in layout:
+        match = _SUBPLOT.fullmatch(name)
+        if match and int(match.group(2)) < 2:
+            raise ValueError(f"{name}: plotly renames a subplot numbered {match.group(2)}; write {match.group(1)} or a number from 2")
     owned = _owned(layout)
     if "template" not in owned:
         owned["template"] = _template_copy(template)
-    return _assemble(_owned(list(data)), owned)
+    return {"data": _owned(list(data)), "layout": owned}
+
+
+# layout properties numbered per subplot (xaxis2, coloraxis3…), as plotly.js names them
+_SUBPLOT = re.compile(r"(xaxis|yaxis|coloraxis|scene|geo|polar|ternary|mapbox|map|smith|legend)(\d+)")
+
+
+def as_dict(fig) -> dict:
+    """The figure as a dict: a dict as it is, a ``go.Figure`` (or anything with ``to_plotly_json``) as its JSON."""
+    if isinstance(fig, dict):
+        return fig
+    return fig.to_plotly_json()
 
 
 def _owned(value):
@@ -109,63 +119,35 @@ def _owned(value):
     return value
 
 
-_TRACES = ValidatorCache.get_validator("", "data")
-
-
-def _assemble(data: list[dict], layout: dict) -> go.Figure:
-    """A figure over ``data`` and ``layout`` (plotly JSON the figure now owns), as plotly's own
-    ``BaseFigure.__init__`` leaves one: a trace object per trace dict, bound to it by its index, and the
-    layout object bound to the layout dict. An empty template first: the default one is not applied
-    (and copied) only to be replaced."""
-    fig = go.Figure(layout={"template": {}}, _validate=False)
-    # made as plotly makes a figure's own trace objects (`_parent`: none of the eighty-odd properties set one
-    # by one; five heatmaps and a scatter 0.50 → 0.39 ms a figure), then bound to their dicts by index
-    traces = [_TRACES.get_trace_class(trace["type"])(_parent=fig) for trace in data]
-    for index, trace in enumerate(traces):
-        trace._trace_ind = index
-    fig._data_objs, fig._data, fig._data_defaults = traces, data, [{} for _ in data]
-    fig._layout = layout
-    layout_obj = fig._layout_obj
-    for name in layout:  # xaxis2, coloraxis3…: names the layout object knows only once told, as plotly's own init tells it
-        match = layout_obj._subplot_re_match(name)
-        if match:
-            if int(match.group(2)) < 2:
-                raise ValueError(f"{name}: plotly renames a subplot numbered {match.group(2)}; write {match.group(1)} or a number from 2")
-            layout_obj._valid_props.add(name)
-            layout_obj._subplotid_props.add(name)
-            layout_obj[name]  # its object, bound to layout[name] (the layout's attribute access needs it made)
-    fig._validate = True  # later edits are checked as in any figure
-    layout_obj._validate = True
-    return fig
-
-
-def plotly_dict(fig: go.Figure) -> dict:
-    """``fig.to_dict()``, the figure as plotly.js takes it (numeric arrays as typed base64), without
-    plotly's deep copy of the whole figure first: new dicts and lists, the rest shared with the figure.
-    plotly's copy, and its walk through each figure's template (6.5 KB of JSON, the same in every
-    figure), took 37 ms for the Attention page's eight figures at 16 tokens; this takes a few."""
-    return {"data": [plotly_dict_of(trace) for trace in fig._data], "layout": plotly_dict_of(fig._layout)}
+def plotly_dict(fig) -> dict:
+    """The figure as plotly.js takes it, as plotly's ``fig.to_dict()`` writes it: numeric numpy arrays as
+    plotly.js typed arrays (``{"dtype", "bdata", "shape"}``), without a deep copy of the figure first: new
+    dicts and lists, the rest shared with the figure. plotly's copy, and its walk through each figure's
+    template (6.5 KB of JSON, the same in every figure), took 37 ms for the Attention page's eight
+    figures at 16 tokens; this takes a few. ``fig`` may also be a ``go.Figure`` (``as_dict``)."""
+    fig = as_dict(fig)
+    return {"data": [plotly_dict_of(trace) for trace in fig["data"]], "layout": plotly_dict_of(fig["layout"])}
 
 
 def plotly_dict_of(part: dict) -> dict:
-    """A trace's or the layout's JSON (a figure's ``fig._data[i]`` or ``fig._layout``) as ``plotly_dict``
-    writes it: new dicts and lists, numeric arrays as typed base64."""
+    """A trace's or the layout's JSON (``fig["data"][i]`` or ``fig["layout"]``) as ``plotly_dict`` writes it:
+    new dicts and lists, numeric numpy arrays as typed arrays."""
     return _typed_arrays(part)
 
 
 def _typed_arrays(value):
-    """What plotly's ``convert_to_base64`` makes of a copy of ``value``: a dict's value that is an array
-    (a numpy array, a pandas series…) becomes plotly.js's typed array spec, except under the keys plotly
-    skips; a template is left as it is when it is one of ours (no arrays in it)."""
+    """A copy of ``value`` in which a dict's value that is a numeric numpy array becomes plotly.js's typed
+    array spec, except under the keys plotly leaves as they are (``range``…), as plotly's ``to_dict``
+    does; any other value (a numpy array of strings or objects, a number) is left to the JSON encoder.
+    A template is left as it is when it is one of ours (no arrays in it)."""
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
             if item is None or isinstance(item, _SCALARS) or key in _SKIPPED or (key == "template" and _known_template(item)):
                 out[key] = item
-            elif (dtype := _typed_dtype(item)) is not None:
-                out[key] = _typed(item, dtype)
-            elif is_homogeneous_array(item):
-                out[key] = to_typed_array_spec(item)
+            elif isinstance(item, np.ndarray):
+                dtype = _typed_dtype(item)
+                out[key] = item if dtype is None else _typed(item, dtype)
             else:
                 out[key] = _typed_arrays(item)
         return out
@@ -175,17 +157,16 @@ def _typed_arrays(value):
 
 
 _SCALARS = (str, int, float)
-_SKIPPED = frozenset({"geojson", "layer", "layers", "range"})  # plotly's is_skipped_key
+_SKIPPED = frozenset({"geojson", "layer", "layers", "range"})  # the keys whose arrays plotly's to_dict leaves as lists
 # numpy dtypes that plotly.js takes as they are; int64 and uint64 are narrowed to the smallest that holds them
 _TYPED = {"int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2", "int32": "i4", "uint32": "u4", "float32": "f4", "float64": "f8"}
 _NARROWED = {"int64": (np.int8, np.int16, np.int32), "uint64": (np.uint8, np.uint16, np.uint32)}
 
 
-def _typed_dtype(array) -> np.dtype | None:
-    """The dtype plotly sends a numpy ``array`` as (typed base64), or None where plotly leaves it to its
-    JSON encoder (strings, objects, booleans, a 64-bit integer beyond 32 bits) or it is no numpy array or
-    an empty one (plotly's own function then decides)."""
-    if not isinstance(array, np.ndarray) or not array.size:
+def _typed_dtype(array: np.ndarray) -> np.dtype | None:
+    """The dtype a numpy ``array`` is sent as (typed base64), or None where it goes to the JSON encoder as
+    it is (strings, objects, booleans, a 64-bit integer beyond 32 bits, an empty array), as plotly sends them."""
+    if not array.size:
         return None
     name = array.dtype.name
     if name in _TYPED:
@@ -198,8 +179,8 @@ def _typed_dtype(array) -> np.dtype | None:
 
 
 def _typed(array: np.ndarray, dtype: np.dtype) -> dict:
-    """plotly's ``to_typed_array_spec`` for an array it sends as typed base64 (as ``dtype``), without its
-    copy of the array and its check of what kind of data frame it might be (most of its time)."""
+    """plotly.js's typed array spec of ``array`` sent as ``dtype``: the bytes in C order, base64, and the
+    shape of an array of more than one dimension ("3, 4")."""
     spec = {"dtype": _TYPED[dtype.name], "bdata": base64.b64encode(np.ascontiguousarray(array, dtype=dtype)).decode("ascii")}
     if array.ndim > 1:
         spec["shape"] = str(array.shape)[1:-1]
@@ -265,24 +246,24 @@ def grid_layout(rows: int, cols: int, n_titles: int, options: dict) -> tuple[dic
 
 @lru_cache(maxsize=32)
 def _grid(rows: int, cols: int, n_titles: int, options: tuple) -> tuple[dict, dict]:
-    kwargs = {key: list(value) if isinstance(value, tuple) else value for key, value in options}
-    made = grid_layout(rows, cols, n_titles, kwargs)
-    if made is not None:
-        return made
-    from plotly.subplots import make_subplots
+    made = grid_layout(rows, cols, n_titles, {key: list(value) if isinstance(value, tuple) else value for key, value in options})
+    if made is None:
+        raise _refused(dict(options))
+    return made
 
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[str(i) for i in range(n_titles)] or None, **kwargs)
-    layout = fig.to_plotly_json()["layout"]
-    layout.pop("template", None)
-    axes = {(r + 1, c + 1): dict(fig._grid_ref[r][c][0].trace_kwargs) for r in range(rows) for c in range(cols)}
-    return layout, axes
+
+def _refused(options: dict) -> ValueError:
+    return ValueError(f"subplots lays out {sorted(GRID_OPTIONS)} (shared_xaxes True or 'columns', a width and a height per cell), not {options}")
 
 
 def subplots(rows: int, cols: int, titles=(), **options) -> tuple[dict, dict]:
     """What ``make_subplots(rows, cols, subplot_titles=titles, **options)`` lays out, as a layout dict,
-    and ``{(row, col): {"xaxis": "x2", "yaxis": "y2"}}`` for the traces of each cell.
+    and ``{(row, col): {"xaxis": "x2", "yaxis": "y2"}}`` for the traces of each cell. ``ValueError`` for
+    an option ``grid_layout`` does not cover.
 
     The grid is made once per shape and options; the titles are filled in on a copy."""
+    if set(options) - GRID_OPTIONS:
+        raise _refused(options)
     options = tuple(sorted((key, tuple(value) if isinstance(value, list) else value) for key, value in options.items()))
     layout, axes = _grid(rows, cols, len(titles), options)
     layout = deepcopy(layout)

@@ -14,7 +14,6 @@ hands of a clock. Learned encodings (GPT-2) are free parameters instead.
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from . import plain
 from ._common import as_float32, check_labels, finite_range, labels_meta, nothing_to_draw
@@ -42,7 +41,7 @@ def _position_axis_y() -> dict:
     return dict(title=plain.title("position"), autorange="reversed", showgrid=False, zeroline=False)
 
 
-def pe_heatmap(pe, *, title: str = "Positional encoding: one row per position") -> go.Figure:
+def pe_heatmap(pe, *, title: str = "Positional encoding: one row per position") -> dict:
     """The encoding matrix: y = position (0 on top), x = dimension.
 
     A diverging scale fixed to [-1, 1] (the range of sin and cos) shows the
@@ -62,7 +61,7 @@ def _dim_name(dim: int, sinusoidal: bool) -> str:
     return f"dim {dim} ({'sin' if dim % 2 == 0 else 'cos'})"
 
 
-def pe_curves(pe, dims: list[int], *, sinusoidal: bool = True, title: str = "Selected dimensions across positions") -> go.Figure:
+def pe_curves(pe, dims: list[int], *, sinusoidal: bool = True, title: str = "Selected dimensions across positions") -> dict:
     """One line per chosen dimension, plotted against position.
 
     With the sinusoidal layout even dimensions are sines and odd ones
@@ -94,7 +93,7 @@ def pe_curves(pe, dims: list[int], *, sinusoidal: bool = True, title: str = "Sel
     return plain.figure(data, dict(title=plain.title(title), xaxis=dict(title=plain.title("position")), yaxis=dict(title=plain.title("value"))))
 
 
-def position_similarity_heatmap(sim, *, title: str = "Cosine similarity between position vectors") -> go.Figure:
+def position_similarity_heatmap(sim, *, title: str = "Cosine similarity between position vectors") -> dict:
     """``[n_positions, n_positions]`` cosine similarities on a [-1, 1] scale.
 
     Cell ``(i, j)`` compares the encodings of positions ``i`` and ``j``. For
@@ -130,7 +129,7 @@ def similarity_by_distance_figure(
     label: str,
     series: dict[str, tuple] | None = None,
     title: str = "Similarity of two positions by their distance",
-) -> go.Figure:
+) -> dict:
     """Mean cosine similarity of position pairs against their distance.
 
     The first line is ``(distances, similarity)`` named ``label``; ``series``
@@ -170,7 +169,7 @@ def input_composition_figure(
     labels,
     *,
     title: str = "What the first layer receives",
-) -> go.Figure:
+) -> dict:
     """Token embedding + positional encoding = model input, as three heatmaps.
 
     ``token_embedding`` is ``[seq, d_model]``; ``positional`` is

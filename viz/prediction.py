@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
 
 from viz import plain
 from viz._common import labels_meta, nothing_to_draw
@@ -10,7 +9,7 @@ from viz.labels import safe_label, tick_axis, ticks_for
 from viz.theme import SEQUENTIAL
 
 
-def next_token_figure(tokens: list[str], probabilities: list[float], *, title: str) -> go.Figure:
+def next_token_figure(tokens: list[str], probabilities: list[float], *, title: str) -> dict:
     """Top-k next tokens as horizontal bars, most likely on top; x is the probability in [0, 1]."""
     if not tokens:
         return nothing_to_draw(title, "no tokens")
@@ -39,7 +38,7 @@ def next_token_figure(tokens: list[str], probabilities: list[float], *, title: s
 LAST_ROW_AXIS_PX = 900  # the key axis of a 1280 px export, less the margins and the colour bar
 
 
-def last_row_figure(rows, key_labels: list[str], row_labels: list[str], *, title: str) -> go.Figure:
+def last_row_figure(rows, key_labels: list[str], row_labels: list[str], *, title: str) -> dict:
     """What the last token attended to: one row per head, one column per key; weights in [0, 1]."""
     if not len(key_labels) or not len(row_labels):
         return nothing_to_draw(title, "no tokens" if not len(key_labels) else "no heads")

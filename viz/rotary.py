@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from viz import plain
 from viz._common import as_float32, check_labels, finite_range, nothing_to_draw
@@ -12,7 +11,7 @@ from viz.positional import token_panel_row
 from viz.theme import DIVERGING
 
 
-def rotary_angle_heatmap(angles, *, title: str = "Rotary: rotation angle of each dimension pair at each position") -> go.Figure:
+def rotary_angle_heatmap(angles, *, title: str = "Rotary: rotation angle of each dimension pair at each position") -> dict:
     """`angles` `[pos, pairs]` in radians, drawn wrapped to (−π, π] (a full turn looks the same as none)."""
     values = as_float32(angles, ndim=2, name="angles")
     if values.size == 0:
@@ -38,7 +37,7 @@ def rotary_angle_heatmap(angles, *, title: str = "Rotary: rotation angle of each
     return plain.figure([trace], layout)
 
 
-def rotary_distance_figure(distances, dots, *, label: str, title: str = "Rotary: q·k against the distance between query and key") -> go.Figure:
+def rotary_distance_figure(distances, dots, *, label: str, title: str = "Rotary: q·k against the distance between query and key") -> dict:
     """q·k of a rotated vector with itself, relative to distance 0 (1 = no change)."""
     x = as_float32(distances, ndim=1, name="distances")
     y = as_float32(dots, ndim=1, name="dots")
@@ -52,7 +51,7 @@ def rotary_distance_figure(distances, dots, *, label: str, title: str = "Rotary:
     return plain.figure([trace], layout)
 
 
-def input_recipe_figure(panels: list[tuple[str, object]], labels, *, title: str, separate_result: bool = False) -> go.Figure:
+def input_recipe_figure(panels: list[tuple[str, object]], labels, *, title: str, separate_result: bool = False) -> dict:
     """What the first layer reads, built from its parts: one heatmap per term, then the result.
 
     `panels` is `[(name, [seq, d_model] values), …]`, the last one being the first layer's input.

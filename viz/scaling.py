@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import math
 
-import plotly.graph_objects as go
-
 from viz._common import nothing_to_draw
 from viz import plain
 from viz.theme import PALETTE
 
 
-def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_d_k: int | None = None, title: str) -> go.Figure:
+def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_d_k: int | None = None, title: str) -> dict:
     """Measured standard deviation of q·k per d_k (points) against √d_k (line), on log–log axes, and
     the spread after dividing by √d_k (flat at 1). The chosen d_k and the model's own are marked."""
     if not dims:
@@ -37,29 +35,37 @@ def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_
             marker=dict(size=5),
         ),
     ]
-    fig = plain.figure(data, {})
     marks = [(d_k, "chosen d_k", PALETTE[3])] + ([(model_d_k, "the model's d_k", PALETTE[4])] if model_d_k else [])
-    for value, label, colour in marks:  # the line in data units; its label, an annotation, in log10 units on a log axis
-        fig.add_vline(x=value, line=dict(color=colour, width=2))
-        fig.add_annotation(x=math.log10(value), y=1, yref="paper", yanchor="bottom", xanchor="right", text=f"{label} = {value}", showarrow=False)
+    # each mark: a vertical line in data units over the plot's height, and its label, an annotation, in log10 units on a log axis
+    shapes = [dict(line=dict(color=colour, width=2), type="line", x0=value, x1=value, xref="x", y0=0, y1=1, yref="y domain") for value, _, colour in marks]
+    annotations = [
+        dict(showarrow=False, text=f"{label} = {value}", x=math.log10(value), xanchor="right", y=1, yanchor="bottom", yref="paper") for value, label, _ in marks
+    ]
     powers = [2**p for p in range(0, 11, 2)]  # 1, 4, 16, … 1024
-    fig.update_layout(
-        title=dict(text=title),
+    layout = dict(
+        shapes=shapes,
+        annotations=annotations,
+        title=plain.title(title),
         xaxis=dict(
-            title="d_k (size of one head)",
+            title=plain.title("d_k (size of one head)"),
             type="log",
             tickvals=powers,
             ticktext=[str(p) for p in powers],
             range=[math.log10(min(dims)) - 0.1, math.log10(max(dims)) + 0.1],
         ),
-        yaxis=dict(title="standard deviation of the score", type="log", tickvals=[0.5, 1, 2, 4, 8, 16, 32], ticktext=["0.5", "1", "2", "4", "8", "16", "32"]),
+        yaxis=dict(
+            title=plain.title("standard deviation of the score"),
+            type="log",
+            tickvals=[0.5, 1, 2, 4, 8, 16, 32],
+            ticktext=["0.5", "1", "2", "4", "8", "16", "32"],
+        ),
         legend=dict(orientation="h", yanchor="bottom", y=-0.35),
         height=460,
     )
-    return fig
+    return plain.figure(data, layout)
 
 
-def softmax_row_figure(with_division: list[float], without_division: list[float], *, title: str) -> go.Figure:
+def softmax_row_figure(with_division: list[float], without_division: list[float], *, title: str) -> dict:
     """The weights of one query row over its keys, with and without ÷√d_k, side by side."""
     if not with_division:
         return nothing_to_draw(title, "no keys")

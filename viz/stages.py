@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from . import plain
 from ._common import apply_mask, as_float32, check_labels, finite_range, nothing_to_draw
@@ -73,7 +72,7 @@ def stages_figure(
     positions: tuple | None = None,
     keep: tuple[int | None, int | None] = (None, None),
     max_hover_cells: int = MAX_HOVER_CELLS,
-) -> go.Figure:
+) -> dict:
     """The four steps from scores to pattern, side by side.
 
     ``stages`` maps ``scores_raw`` (Q·Kᵀ), ``scores_scaled`` (÷ √d_k),
@@ -202,7 +201,7 @@ def row_stats_figure(
     *,
     masked=None,
     title: str = "How peaked is each query row?",
-) -> go.Figure:
+) -> dict:
     """Entropy and largest weight of every query row, scaled vs unscaled.
 
     Without the ÷ √d_k scaling, scores are larger, softmax saturates, and rows

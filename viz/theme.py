@@ -16,7 +16,6 @@ as gaps, and the grey ``MASK_COLOR`` plot background shows through them.
 from __future__ import annotations
 
 import plotly.colors as pc
-import plotly.graph_objects as go
 
 from ._common import is_decoration
 from .export.image import export_size
@@ -167,8 +166,9 @@ def _at(parent: dict, *path: str) -> dict:
     return parent
 
 
-def apply_print_theme(fig: go.Figure) -> go.Figure:
-    """Return a copy of ``fig`` restyled for slides and paper.
+def apply_print_theme(fig: dict) -> dict:
+    """A new figure dict: ``fig`` (a figure dict of ``viz.plain``, or a ``go.Figure``) restyled for
+    slides and paper. ``fig`` itself is not changed: figures are shared between sessions.
 
     White paper, fonts of at least 18 px, thicker lines, and colour-blind-safe
     scales: any sequential scale becomes Viridis, any diverging one (a set
@@ -176,18 +176,19 @@ def apply_print_theme(fig: go.Figure) -> go.Figure:
     their grey plot background, because that grey is what marks masked
     cells. A fixed figure height grows by 30 % to make room for the fonts.
 
-    The copy is restyled as plotly JSON and built once (see ``viz.plain``): setting each font through
-    plotly's validated objects took 30–60 ms a figure, paid by every new view in the print theme.
+    The copy is restyled as plotly JSON (see ``viz.plain``): setting each font through plotly's
+    validated objects took 30–60 ms a figure, paid by every new view in the print theme.
     """
     from . import plain
 
-    data = [trace.to_plotly_json() for trace in fig.data]  # copies
-    layout = fig.layout.to_plotly_json()
+    fig = plain.as_dict(fig)
+    layout = {key: value for key, value in fig["layout"].items() if key != "template"}
+    themed = plain.figure(fig["data"], layout, template="plotly_white")  # the figure's own copies, changed below
+    data, layout = themed["data"], themed["layout"]
     if layout.get("height"):
         layout["height"] = int(layout["height"] * PRINT_HEIGHT_FACTOR)
     has_heatmap = any(trace["type"] == "heatmap" for trace in data)
 
-    layout["template"] = plain.template_json("plotly_white")
     layout["paper_bgcolor"] = "white"
     layout["plot_bgcolor"] = MASK_COLOR if has_heatmap else "white"
     _at(layout, "font").update(size=PRINT_FONT_SIZE, color="black")
@@ -237,4 +238,4 @@ def apply_print_theme(fig: go.Figure) -> go.Figure:
         line = _at(shape, "line")
         line["width"] = max(line.get("width") or 0, 2)
 
-    return place_point_labels(plain.figure(data, layout), PRINT_FONT_SIZE)
+    return place_point_labels(themed, PRINT_FONT_SIZE)

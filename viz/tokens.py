@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import html
 
-import plotly.graph_objects as go
 
 from . import plain
 from ._common import DECORATION_META, nothing_to_draw
@@ -53,7 +52,7 @@ def _layout_boxes(labels: list[str], row_width: float) -> list[tuple[float, floa
     return boxes
 
 
-def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "Tokens") -> go.Figure:
+def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "Tokens") -> dict:
     """Draw a token sequence as coloured boxes with ids underneath.
 
     ``rows``: one dict per token, ``{"text": str, "id": int, "kind": str}``

@@ -9,7 +9,6 @@ the residual stream.
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from . import plain
 from ._common import as_float32, check_labels, finite_range, nothing_to_draw
@@ -60,7 +59,7 @@ def value_step_figure(
     masked=None,
     title: str,
     pattern_colour: str = "fixed",
-) -> go.Figure:
+) -> dict:
     """``pattern · V = z`` for one head, as three heatmaps side by side.
 
     ``pattern`` is ``[query_pos, key_pos]``, ``v`` is ``[key_pos, d_head]``, ``z`` is
@@ -142,7 +141,7 @@ def output_step_figure(
     heads: list[int],
     layer: int | None = None,
     title: str,
-) -> go.Figure:
+) -> dict:
     """``[z_0 | z_1 | …] · W_O (+ b_O) = output`` for one layer, as three heatmaps side by side.
 
     ``z_heads`` is ``[head, query_pos, d_head]`` (every head of the layer, in order), ``w_o`` is

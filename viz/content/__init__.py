@@ -1,7 +1,7 @@
 """The page layer: one function per page, settings + trace → the page's figures, tables and notices.
 
     content = attention_page(settings, trace)
-    content.figures["stages-L0-H0"]      # a plotly Figure, under a stable id
+    content.figures["stages-L0-H0"]      # a figure dict (viz.plain), under a stable id
     content.tables["worked-example"]     # a pandas DataFrame
     content.notices                      # [Notice(id, text, level)]
 

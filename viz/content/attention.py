@@ -8,7 +8,6 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from model.attention import MaskSpec, worked_example
 from viz.content.common import FULL_RESOLUTION, fit, hidden_token_label, sentence_labels
@@ -55,7 +54,7 @@ def head_title(trace, layer: int, head: int, labels: list[str], sentence: int) -
     return f"{safe_label(trace.model_name)} · layer {layer} · head {head} · mask {trace.mask.name}{state_note(trace, labels, sentence)}"
 
 
-def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed", focus: int | None = None) -> go.Figure:
+def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed", focus: int | None = None) -> dict:
     """The four stages of one head side by side, masked cells as gaps (in blocks of tokens beyond 128).
 
     Panel titles follow the state: the divisor used (or "no scaling"), the mask and hidden keys, the
@@ -177,7 +176,7 @@ def head_in_browser(trace, sentence: int, layer: int, head: int, stages) -> dict
 AHEAD_HEAD_CELLS = 16_384
 
 
-def pattern_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> go.Figure:
+def pattern_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> dict:
     """One head's softmax pattern at full resolution, every token."""
     stages = stages if stages is not None else trace.stages(layer)
     labels = sentence_labels(trace, sentence)
@@ -196,7 +195,7 @@ def pattern_of_head(trace, sentence: int, layer: int, head: int, stages=None, *,
     )
 
 
-def focus_of_head(trace, sentence: int, layer: int, head: int, centre: int, stages=None, *, pattern_colour: str = "fixed") -> go.Figure:
+def focus_of_head(trace, sentence: int, layer: int, head: int, centre: int, stages=None, *, pattern_colour: str = "fixed") -> dict:
     """For long inputs: 40 tokens around `centre` at full resolution, beside the whole pattern."""
     stages = stages if stages is not None else trace.stages(layer)
     labels = sentence_labels(trace, sentence)
@@ -211,7 +210,7 @@ def focus_of_head(trace, sentence: int, layer: int, head: int, centre: int, stag
     )
 
 
-def renormalised_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> go.Figure:
+def renormalised_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> dict:
     """The pattern with the first token, [CLS] and [SEP] hidden and every row renormalised (a view)."""
     stages = stages if stages is not None else trace.stages(layer)
     labels = sentence_labels(trace, sentence)
@@ -227,7 +226,7 @@ def renormalised_of_head(trace, sentence: int, layer: int, head: int, stages=Non
     )
 
 
-def value_step_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> go.Figure:
+def value_step_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> dict:
     """z = pattern · V for one head (the model's own z)."""
     stages = stages if stages is not None else trace.stages(layer)
     labels = sentence_labels(trace, sentence)
@@ -244,7 +243,7 @@ def value_step_of_head(trace, sentence: int, layer: int, head: int, stages=None,
     )
 
 
-def output_step(trace, model, sentence: int, layer: int, heads: list[int], stages=None) -> go.Figure:
+def output_step(trace, model, sentence: int, layer: int, heads: list[int], stages=None) -> dict:
     """Every head's z side by side, the layer's W_O, and the model's own attention output."""
     stages = stages if stages is not None else trace.stages(layer)
     labels = sentence_labels(trace, sentence)
@@ -261,7 +260,7 @@ def output_step(trace, model, sentence: int, layer: int, heads: list[int], stage
     )
 
 
-def scaling_figures(trace, sentence: int, layer: int, head: int, *, pattern_colour: str = "fixed") -> dict[str, go.Figure]:
+def scaling_figures(trace, sentence: int, layer: int, head: int, *, pattern_colour: str = "fixed") -> dict[str, dict]:
     """The softmax with and without 1/√d_k on one colour scale, and how peaked each row is in both."""
     labels = sentence_labels(trace, sentence)
     scaled = trace.pattern(layer, sentence, scale=True)[head].numpy()
@@ -295,7 +294,7 @@ def scaling_figures(trace, sentence: int, layer: int, head: int, *, pattern_colo
     }
 
 
-def overview_figure(trace, sentence: int, *, pattern_colour: str = "fixed") -> go.Figure:
+def overview_figure(trace, sentence: int, *, pattern_colour: str = "fixed") -> dict:
     """Every head of every layer as small multiples (in blocks of tokens for long inputs)."""
     labels = sentence_labels(trace, sentence)
     hidden = ~trace.attend()[sentence, 0].numpy()

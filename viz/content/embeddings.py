@@ -6,7 +6,6 @@ import math
 from dataclasses import asdict
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from model.embeddings import embedding_projection
 from viz.content.page import PageContent
@@ -22,7 +21,7 @@ def hidden_state_name(index) -> str:
     return "the model input" if index == 0 else f"after layer {index - 1}"
 
 
-def embedding_figures(projection, model_name: str) -> dict[str, go.Figure]:
+def embedding_figures(projection, model_name: str) -> dict[str, dict]:
     """The occurrences on a PCA plane (senses as groups, arrows from the static point), the per-layer
     same-sense / other-sense similarity when senses are given, and the trajectory through the layers."""
     if not projection.arrows:

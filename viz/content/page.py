@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pandas as pd
-import plotly.graph_objects as go
 
 LEVELS = ("info", "warning", "caption")
 
@@ -33,7 +32,7 @@ class PageContent:
     """Figures, tables and notices keyed by stable ids (the ids name the exported files), and the
     numbers a page writes into its prose (`values`)."""
 
-    figures: dict[str, go.Figure] = field(default_factory=dict)
+    figures: dict[str, dict] = field(default_factory=dict)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     notices: list[Notice] = field(default_factory=list)
     values: dict[str, object] = field(default_factory=dict)

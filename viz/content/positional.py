@@ -4,7 +4,6 @@ positions, a pretrained model's learned positions, and token embedding + positio
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from model import cosine_similarity_matrix, similarity_by_distance, sinusoidal_positional_encoding
 from model.positional import rotary_angles, rotary_dot_by_distance
@@ -25,7 +24,7 @@ def default_dimensions(d_model: int) -> list[int]:
     return list(dict.fromkeys(dim for dim in (0, 1, d_model // 2, d_model - 2) if 0 <= dim < d_model))
 
 
-def similarity_figure(similarity, title: str) -> go.Figure:
+def similarity_figure(similarity, title: str) -> dict:
     """Cosine similarity between positions, `[pos, pos]`, as block means beyond 256 positions."""
     n = similarity.shape[0]
     if n > SIMILARITY_CELLS:

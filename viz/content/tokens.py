@@ -5,7 +5,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from viz.content.common import token_rows
 from viz.content.settings import TOY_TOKENIZERS
@@ -38,7 +37,7 @@ def comparison_tokenizers(model) -> dict:
     return tokenizers
 
 
-def tokens_figures(trace, label: str) -> dict[str, go.Figure]:
+def tokens_figures(trace, label: str) -> dict[str, dict]:
     return {
         f"tokens-s{i + 1}": tokens_figure(token_rows(tokens), title=f"Sentence {i + 1}: {len(tokens)} tokens ({safe_label(label)})")
         for i, tokens in enumerate(trace.tokens)

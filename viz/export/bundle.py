@@ -12,12 +12,11 @@ import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-import plotly.graph_objects as go
-
+from .. import plain
 from .image import figure_to_png, figure_to_svg, static_export_available
 from .names import stamped_stem, unique_stem
 from .standalone import figure_to_html
-from .tables import figure_to_csv
+from .tables import figure_to_csv, title_text
 
 FORMATS = ("png", "svg", "html", "csv")
 STATIC_FORMATS = ("png", "svg")
@@ -32,13 +31,13 @@ def check_formats(formats: Iterable[str]) -> tuple[str, ...]:
     return formats
 
 
-def figure_title(fig: go.Figure) -> str:
+def figure_title(fig: dict) -> str:
     """The figure's title as plain text (labels are HTML-escaped inside figures)."""
-    title = fig.layout.title.text if fig.layout.title is not None else None
+    title = title_text(plain.as_dict(fig)["layout"].get("title"))
     return html.unescape(title) if title else ""
 
 
-def _encode(fig: go.Figure, fmt: str, stem: str, png_scale: float) -> bytes:
+def _encode(fig: dict, fmt: str, stem: str, png_scale: float) -> bytes:
     if fmt == "png":
         return figure_to_png(fig, scale=png_scale)
     if fmt == "svg":
@@ -48,7 +47,7 @@ def _encode(fig: go.Figure, fmt: str, stem: str, png_scale: float) -> bytes:
     return figure_to_csv(fig).encode("utf-8")
 
 
-def figure_files(figures: dict[str, go.Figure], formats: Iterable[str], png_scale: float, manifest: dict) -> Iterator[tuple[str, bytes]]:
+def figure_files(figures: dict[str, dict], formats: Iterable[str], png_scale: float, manifest: dict) -> Iterator[tuple[str, bytes]]:
     """Yield ``(file name, bytes)`` for every figure in every format, filling ``manifest``.
 
     Names are ``{safe_filename(id)}.{ext}``, followed by the model and the settings' hash when the
@@ -100,7 +99,7 @@ def _manifest_bytes(manifest: dict) -> bytes:
 
 
 def figures_zip(
-    figures: dict[str, go.Figure],
+    figures: dict[str, dict],
     *,
     formats: Iterable[str] = FORMATS,
     scale: float = 2.0,
@@ -128,7 +127,7 @@ def figures_zip(
 
 
 def write_folder(
-    figures: dict[str, go.Figure],
+    figures: dict[str, dict],
     out: Path,
     *,
     formats: Iterable[str] = FORMATS,

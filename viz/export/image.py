@@ -195,18 +195,18 @@ def export_size(layout) -> tuple[int, int]:
     return int(get("width") or DEFAULT_WIDTH), int(get("height") or DEFAULT_HEIGHT)
 
 
-def _render(fig: go.Figure, fmt: str, *, scale: float, width: int | None, height: int | None) -> bytes:
+def _render(fig: dict, fmt: str, *, scale: float, width: int | None, height: int | None) -> bytes:
     ok, message = static_export_available()
     if not ok:
         raise RuntimeError(message)
-    fig_dict = (fig if isinstance(fig, go.Figure) else go.Figure(fig)).to_plotly_json()  # a copy already: no second one
+    fig_dict = go.Figure(fig).to_plotly_json()  # validated once (a dict or a go.Figure), a copy kaleido may keep
     own_width, own_height = export_size(fig_dict.get("layout", {}))
     opts = dict(format=fmt, width=int(width or own_width), height=int(height or own_height), scale=float(scale))
     return _render_bytes(fig_dict, opts)
 
 
-def figure_to_png(fig: go.Figure, *, scale: float = 2.0, width: int | None = None, height: int | None = None) -> bytes:
-    """PNG bytes of ``fig``: ``width × height`` layout pixels times ``scale``.
+def figure_to_png(fig: dict, *, scale: float = 2.0, width: int | None = None, height: int | None = None) -> bytes:
+    """PNG bytes of ``fig`` (a figure dict, or a ``go.Figure``): ``width × height`` layout pixels times ``scale``.
 
     Width and height default to the figure's layout size, else 1280 × 720 (``export_size``).
     ``scale=2`` gives crisp images for slides. Raises ``RuntimeError`` with a
@@ -215,6 +215,6 @@ def figure_to_png(fig: go.Figure, *, scale: float = 2.0, width: int | None = Non
     return _render(fig, "png", scale=scale, width=width, height=height)
 
 
-def figure_to_svg(fig: go.Figure, *, width: int | None = None, height: int | None = None) -> bytes:
+def figure_to_svg(fig: dict, *, width: int | None = None, height: int | None = None) -> bytes:
     """SVG bytes of ``fig`` (vector: sharp at any size, editable in Inkscape)."""
     return _render(fig, "svg", scale=1.0, width=width, height=height)

@@ -8,8 +8,8 @@ import io
 import re
 
 import numpy as np
-import plotly.graph_objects as go
 
+from .. import plain
 from .._common import is_decoration, meta_labels
 
 _NUMBER = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
@@ -32,16 +32,16 @@ def _cell(value) -> str:
     return text
 
 
-def _axis(fig: go.Figure, ref: str | None, letter: str):
+def _axis(fig: dict, ref: str | None, letter: str) -> dict:
     suffix = (ref or letter)[1:]
-    return fig.layout[f"{letter}axis{suffix}"]
+    return fig["layout"].get(f"{letter}axis{suffix}") or {}
 
 
 def _tick_names(axis) -> dict:
     """Map tick values to their tick text (labels unescaped for a spreadsheet)."""
-    if axis.tickvals is None or axis.ticktext is None:
+    if axis.get("tickvals") is None or axis.get("ticktext") is None:
         return {}
-    return {_key(v): html.unescape(str(t)) for v, t in zip(axis.tickvals, axis.ticktext)}
+    return {_key(v): html.unescape(str(t)) for v, t in zip(axis["tickvals"], axis["ticktext"])}
 
 
 def _key(value):
@@ -58,8 +58,13 @@ def _coords(values, n: int, start, step) -> list:
     return [start + i * step for i in range(n)]
 
 
-def _axis_title(axis, fallback: str) -> str:
-    text = axis.title.text if axis.title is not None else None
+def title_text(title) -> str | None:
+    """The text of a title as plotly JSON writes it ({"text": …}), or of one written as a bare string."""
+    return title.get("text") if isinstance(title, dict) else title
+
+
+def _axis_title(axis: dict, fallback: str) -> str:
+    text = title_text(axis.get("title"))
     return html.unescape(text) if text else fallback
 
 
@@ -68,22 +73,22 @@ MATRIX_COLUMNS = ["panel", "row", "row_label", "column", "column_label", "value"
 SERIES_COLUMNS = ["series", "x", "x_label", "y"]
 
 
-def _heatmap_rows(fig: go.Figure, trace, name: str) -> list[list]:
+def _heatmap_rows(fig: dict, trace: dict, name: str) -> list[list]:
     """One row per cell: ``panel, row, row_label, column, column_label, value``."""
-    z = trace.z if isinstance(trace.z, np.ndarray) else np.array(trace.z, dtype=object)
+    z = trace["z"] if isinstance(trace["z"], np.ndarray) else np.array(trace["z"], dtype=object)
     z = np.atleast_2d(z)  # [y, x]
-    xaxis, yaxis = _axis(fig, trace.xaxis, "x"), _axis(fig, trace.yaxis, "y")
-    xs = _coords(trace.x, z.shape[1], trace.x0, trace.dx)
-    ys = _coords(trace.y, z.shape[0], trace.y0, trace.dy)
+    xaxis, yaxis = _axis(fig, trace.get("xaxis"), "x"), _axis(fig, trace.get("yaxis"), "y")
+    xs = _coords(trace.get("x"), z.shape[1], trace.get("x0"), trace.get("dx"))
+    ys = _coords(trace.get("y"), z.shape[0], trace.get("y0"), trace.get("dy"))
     x_labels = _labels(trace, xaxis, "x", xs)
     y_labels = _labels(trace, yaxis, "y", ys)
     return [[name, y, y_label, x, x_label, value] for y, y_label, values in zip(ys, y_labels, z) for x, x_label, value in zip(xs, x_labels, values)]
 
 
-def _attention_rows(trace) -> list[list]:
+def _attention_rows(trace: dict) -> list[list]:
     """One row per cell of an attention matrix: stage, layer, head, both positions and tokens, value."""
-    meta = trace.meta
-    z = np.atleast_2d(np.asarray(trace.z, dtype=np.float32))  # [query, key]
+    meta = trace["meta"]
+    z = np.atleast_2d(np.asarray(trace["z"], dtype=np.float32))  # [query, key]
     queries = [html.unescape(str(t)) for t in meta["y_labels"]]
     keys = [html.unescape(str(t)) for t in meta["x_labels"]]
     return [
@@ -93,10 +98,10 @@ def _attention_rows(trace) -> list[list]:
     ]
 
 
-def _grid_rows(trace) -> list[list]:
+def _grid_rows(trace: dict) -> list[list]:
     """The panels of a tiled every-head overview, cut apart: one row per cell of every head."""
-    meta = trace.meta
-    z = np.asarray(trace.z, dtype=np.float32)  # [layer · query (+ gaps), head · key (+ gaps)]
+    meta = trace["meta"]
+    z = np.asarray(trace["z"], dtype=np.float32)  # [layer · query (+ gaps), head · key (+ gaps)]
     rows, cols, gap = meta["panel_rows"], meta["panel_cols"], meta["gap"]
     queries = [html.unescape(str(t)) for t in meta["query_labels"]]
     keys = [html.unescape(str(t)) for t in meta["key_labels"]]
@@ -111,7 +116,7 @@ def _grid_rows(trace) -> list[list]:
     return out
 
 
-def _labels(trace, axis, letter: str, coords: list) -> list:
+def _labels(trace: dict, axis: dict, letter: str, coords: list) -> list:
     """Names for the coordinates: full labels kept in the trace's meta, else
     the axis tick text, else the coordinates themselves."""
     stored = meta_labels(trace, letter, len(coords))
@@ -130,15 +135,15 @@ def _as_list(values, n: int) -> list:
     return list(values)
 
 
-def _series_rows(fig: go.Figure, trace, name: str) -> list[list]:
+def _series_rows(fig: dict, trace: dict, name: str) -> list[list]:
     """One row per point: ``series, x, x_label, y`` (the label: the point's text, else the x tick text)."""
-    xs = _as_list(trace.x, 0)
-    ys = _as_list(trace.y, len(xs))
+    xs = _as_list(trace.get("x"), 0)
+    ys = _as_list(trace.get("y"), len(xs))
     if not xs:
         xs = list(range(len(ys)))
-    texts = trace.text if trace.text is not None else trace.hovertext
+    texts = trace.get("text") if trace.get("text") is not None else trace.get("hovertext")
     texts = _as_list(texts, len(xs))
-    x_names = _tick_names(_axis(fig, trace.xaxis, "x"))
+    x_names = _tick_names(_axis(fig, trace.get("xaxis"), "x"))
     rows = []
     for x, y, text in zip(xs, ys, texts):
         if x is None and y is None:
@@ -152,12 +157,12 @@ def _series_rows(fig: go.Figure, trace, name: str) -> list[list]:
 _CSV_TYPES = ("heatmap", "scatter", "scattergl", "bar")
 
 
-def _section_names(fig: go.Figure, traces: list) -> list[str]:
+def _section_names(fig: dict, traces: list) -> list[str]:
     """A distinct name per trace: its name, then its y axis title, then its index."""
-    names = [html.unescape(str(t.name or f"{t.type} {i}")) for i, t in traces]
+    names = [html.unescape(str(t.get("name") or f"{t['type']} {i}")) for i, t in traces]
     repeated = {name for name in names if names.count(name) > 1}
     for position, (_, trace) in enumerate(traces):
-        axis_title = _axis_title(_axis(fig, trace.yaxis, "y"), "")
+        axis_title = _axis_title(_axis(fig, trace.get("yaxis"), "y"), "")
         if names[position] in repeated and axis_title:
             names[position] = f"{names[position]} · {axis_title}"
     repeated = {name for name in names if names.count(name) > 1}
@@ -167,15 +172,16 @@ def _section_names(fig: go.Figure, traces: list) -> list[str]:
     return [" ".join(name.split()) for name in names]
 
 
-def _kind(trace) -> str:
-    meta = trace.meta if isinstance(trace.meta, dict) else {}
-    if trace.type == "heatmap":
+def _kind(trace: dict) -> str:
+    meta = trace.get("meta") if isinstance(trace.get("meta"), dict) else {}
+    if trace["type"] == "heatmap":
         return {"attention": "attention", "attention-grid": "grid"}.get(meta.get("kind"), "matrix")
     return "series"
 
 
-def figure_to_csv(fig: go.Figure) -> str:
-    """The numbers behind ``fig`` as one tidy table: one header row, one row per cell or point.
+def figure_to_csv(fig: dict) -> str:
+    """The numbers behind ``fig`` (a figure dict, or a ``go.Figure``) as one tidy table: one header row,
+    one row per cell or point.
 
     * A figure may carry its own table (``layout.meta["table"]``, ``columns`` and ``rows``), as the
       tokens figure does (position, token, id, kind): it is written as it is.
@@ -190,8 +196,10 @@ def figure_to_csv(fig: go.Figure) -> str:
     a spreadsheet would run as a formula gets a leading apostrophe. ``pandas.read_csv`` and a
     spreadsheet open it without options.
     """
-    own = fig.layout.meta.get("table") if isinstance(fig.layout.meta, dict) else None
-    traces = [(i, t) for i, t in enumerate(fig.data) if not is_decoration(t) and t.type in _CSV_TYPES]
+    fig = plain.as_dict(fig)
+    meta = fig["layout"].get("meta")
+    own = meta.get("table") if isinstance(meta, dict) else None
+    traces = [(i, t) for i, t in enumerate(fig["data"]) if not is_decoration(t) and t.get("type") in _CSV_TYPES]
     names = _section_names(fig, traces)
     kinds = {_kind(t) for _, t in traces}
     if own is not None:
@@ -206,7 +214,7 @@ def figure_to_csv(fig: go.Figure) -> str:
         header = MATRIX_COLUMNS
         rows = []
         for name, (_, trace) in zip(names, traces):
-            if trace.type == "heatmap":
+            if trace["type"] == "heatmap":
                 rows.extend(_heatmap_rows(fig, trace, name))
             else:
                 rows.extend([series, None, None, x, label, y] for series, x, label, y in _series_rows(fig, trace, name))
