@@ -164,7 +164,7 @@ def show_figure(
     settings = st.session_state.get("settings")
     if live is not None and settings is not None and settings.theme == "print":
         live = None
-    fig = themed(fig if isinstance(fig, dict) else fig.to_plotly_json())
+    fig = themed(fig)
     st.session_state.setdefault(REGISTRY, {})[figure_id] = fig
     scale, clickable = _png_scale(), on_click is not None
     name = _stem(figure_id, settings, _address(), scale) if settings is not None else stamped_stem(figure_id, None)
