@@ -1,8 +1,8 @@
 import streamlit as st
 
 from ui import ATTENTION, FIGURES, SENTENCE, SIDE_BY_SIDE, attention_content, guarded, key, md, open_head_box, page, show, show_notices, show_table
-from ui.head_view import attention_head_view, clicks_rerun_only, formula_row, show_clickable_overview, show_stages_of_heads
-from ui.head_view import worked_example_intro, worked_example_picker
+from ui.attention import attention_head_view, clicks_rerun_only, formula_row, show_clickable_overview, show_stages_of_heads
+from ui.attention import worked_example_intro, worked_example_picker
 from viz.content.common import FULL_RESOLUTION
 
 COLOURS = {"fixed": "0 to 1", "own": "0 to its largest"}

@@ -16,7 +16,8 @@ from ui.chart import load_plotly
 from ui.content_cache import attention_content, page_content
 from ui.figures import download_all, show_figure, start_view
 from ui.heads import open_clicked_head
-from ui.layout import open_head_box, show, show_notices, show_table
+from ui.attention import open_head_box
+from ui.layout import show, show_notices, show_table
 from ui.lesson_view import active_lesson, lesson_box
 from ui.style import SIDE_BY_SIDE, stylesheet
 from ui.text import md

@@ -104,7 +104,7 @@ def about_view() -> dict | None:
     settings = st.session_state.get("settings")
     if settings is None:
         return None
-    return _described(settings, _address(), _png_scale())
+    return _described(settings, _address(), png_scale())
 
 
 def _address() -> str:
@@ -166,7 +166,7 @@ def show_figure(
         live = None
     fig = themed(fig)
     st.session_state.setdefault(REGISTRY, {})[figure_id] = fig
-    scale, clickable = _png_scale(), on_click is not None
+    scale, clickable = png_scale(), on_click is not None
     name = _stem(figure_id, settings, _address(), scale) if settings is not None else stamped_stem(figure_id, None)
     config = lambda: plotly_config(name, scale=scale)  # noqa: E731
     export = (lambda: export_of(fig, name, scale)) if exports else None
@@ -175,7 +175,7 @@ def show_figure(
     draw_chart(data, key=chart_key(figure_id, per_head), on_click=on_click, on_export=on_export)
 
 
-def _png_scale() -> float:
+def png_scale() -> float:
     return float(st.session_state.get("png_scale", 2))
 
 
@@ -185,7 +185,7 @@ def download_all(page: str) -> None:
     figures = st.session_state.get(REGISTRY, {})
     if not figures:
         return
-    about, scale = about_view(), _png_scale()
+    about, scale = about_view(), png_scale()
     st.download_button(
         f"Download all {len(figures)} figures of this view (zip)",
         lambda: figures_zip(dict(figures), scale=scale, about=about),

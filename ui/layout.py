@@ -7,9 +7,7 @@ import contextlib
 import streamlit as st
 
 from ui.figures import show_figure
-from ui.head_view import OPENED
 from ui.text import md
-from ui.view import key
 from viz.content.page import PageContent
 
 ICONS = {"info": "ℹ️", "warning": "✍️"}
@@ -39,22 +37,3 @@ def show_notices(content: PageContent, prefix: str = "", *, holds_place: bool = 
                 st.warning(md(notice.text), icon=ICONS["warning"])
             else:
                 st.info(md(notice.text), icon=ICONS["info"])
-
-
-def open_head_box(options: list[tuple[int, int]]) -> None:
-    """A box that opens one layer and head in the sidebar's controls."""
-
-    def open_head():
-        layer, head = st.session_state["w_open"]
-        st.session_state[key("layer")], st.session_state[key("heads")] = layer, [head]
-        st.session_state[OPENED] = st.session_state.get(OPENED, 0) + 1  # the page scrolls to the opened head
-
-    st.selectbox(
-        "Open a head",
-        options,
-        format_func=lambda lh: f"layer {lh[0]} · head {lh[1]}",
-        key="w_open",
-        index=None,
-        on_change=open_head,
-        placeholder="choose a layer and head",
-    )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import plain
+
 # Traces that only decorate a chart (the "×" marks on masked cells, the outlines
 # of token boxes) carry this ``meta`` so exports such as CSV can leave them out.
 DECORATION_META = {"role": "decoration"}
@@ -94,7 +96,5 @@ def nothing_to_draw(title: str, why: str) -> dict:
     Figure functions return this for an input with nothing in it, instead of raising or drawing a
     blank chart; the annotation is named "message" so a test or an export can find it.
     """
-    from . import plain
-
     message = dict(name="message", text=f"Nothing to draw: {why}.", x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font=dict(size=16))
     return plain.figure([], dict(annotations=[message], title=plain.title(title), xaxis=dict(visible=False), yaxis=dict(visible=False), height=260))

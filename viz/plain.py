@@ -27,7 +27,7 @@ import orjson
 import plotly.colors
 import plotly.io as pio
 
-from .theme import SCREEN_TEMPLATE
+SCREEN_TEMPLATE = "plotly_white"  # the template of every figure on screen (viz.theme styles the print copies)
 
 
 _TEMPLATES: dict[str, dict] = {}  # name → plotly JSON, as made by template_json

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import plotly.colors as pc
 
+from . import plain
 from ._common import is_decoration
 from .export.image import export_size
 from .labels import short_label, tick_positions, ticks_for
@@ -46,7 +47,6 @@ PALETTE = (
     "#000000",  # black
 )
 
-SCREEN_TEMPLATE = "plotly_white"
 
 PRINT_FONT_SIZE = 18
 PRINT_TICK_SIZE = 16
@@ -179,8 +179,6 @@ def apply_print_theme(fig: dict) -> dict:
     The copy is restyled as plotly JSON (see ``viz.plain``): setting each font through plotly's
     validated objects took 30–60 ms a figure, paid by every new view in the print theme.
     """
-    from . import plain
-
     fig = plain.as_dict(fig)
     layout = {key: value for key, value in fig["layout"].items() if key != "template"}
     themed = plain.figure(fig["data"], layout, template="plotly_white")  # the figure's own copies, changed below
