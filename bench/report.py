@@ -188,7 +188,7 @@ def format_report(results: dict) -> str:
             "",
             f"2. Toggle → Attention page figures serialised (server seconds per change; target < {TOGGLE_SMALL:g} s up to "
             f"{TOGGLE_SMALL_UP_TO} tokens, < {TOGGLE_LARGE:g} s at 512 — sizes in between held to the 512 bound)",
-            "   run = the toy model's new forward pass (mask/scaling/temperature) or trace.with_view (pretrained); figures = "
+            "   run = the toy model's new forward pass (mask/scaling/temperature) (every model); figures = "
             "stages_of_head (+ pattern_of_head for long inputs) + scaling_figures + overview_figure; json = fig.to_json()",
         ]
         lines += _table(["model", "tokens", "toggle", "total", "run", "figures", "json", "target", ""], rows, right={1, 3, 4, 5, 6})

@@ -79,11 +79,9 @@ def text_of_tokens(model, n: int) -> str:
 
 
 def bare_inputs(model, text: str):
-    """input_ids and key_valid exactly as `model.trace` builds them."""
-    from model.trace import pad_batch
-
-    token_lists, _ = model.tokenize([text])
-    return pad_batch(token_lists, model.tokenizer.pad_id)
+    """input_ids and key_valid exactly as `model.trace` builds them (taken from a trace)."""
+    trace = model.trace([text])
+    return trace.input_ids, trace.key_valid
 
 
 def bare_forward(model, input_ids, key_valid):

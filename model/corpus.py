@@ -14,7 +14,6 @@ from __future__ import annotations
 import random
 import re
 
-from model.vocab import TOY_WORDS
 
 NAMES = ["Tom", "Anna", "Sam", "Maria", "Ben", "Lucy", "Omar", "Mia", "Leo", "Emma", "Jack", "Sara", "Ali", "Nina", "Max", "Zoe"]
 PEOPLE = NAMES + [
@@ -553,8 +552,3 @@ def corpus_words() -> list[str]:
                 texts += parts["before"] + parts["after"]
     words = [m.group().lower() for t in texts for m in WORD_PATTERN.finditer(re.sub(r"\{\w+\}", " ", t))]
     return list(dict.fromkeys(words))
-
-
-def unknown_words() -> set[str]:
-    """Corpus words that the readable word vocabulary (`TOY_WORDS`) lacks; the word-level toy model adds them."""
-    return set(corpus_words()) - set(TOY_WORDS)

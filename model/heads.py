@@ -71,7 +71,7 @@ def model_patterns(trace, sentence: int = 0) -> Tensor:
     Computed with the mask, scaling and temperature the model ran with (not a what-if of the page).
     """
     n = len(trace.tokens[sentence])
-    own = dict(mask=trace.model_mask, scale=trace.model_scale, temperature=trace.model_temperature)
+    own = dict(mask=trace.mask, scale=trace.scale, temperature=trace.temperature)
     return torch.stack([trace.pattern(layer, sentence, **own)[:, :n, :n] for layer in range(trace.n_layers)])
 
 
@@ -284,7 +284,7 @@ class ValueWeighted:
 def value_weighted(trace, model, layer: int, sentence: int = 0) -> ValueWeighted:
     """Kobayashi et al. (2020): the size of what each key actually sends, not just its weight."""
     n = len(trace.tokens[sentence])
-    own = dict(mask=trace.model_mask, scale=trace.model_scale, temperature=trace.model_temperature)
+    own = dict(mask=trace.mask, scale=trace.scale, temperature=trace.temperature)
     pattern = trace.pattern(layer, sentence, **own)[:, :n, :n]
     v = trace.v[layer, sentence, :, :n]  # [head, key_pos, d_head]; a shared key/value head is repeated per query head
     w_o = head_output_weights(model, layer).to(v.dtype)  # [head, d_head, d_model]

@@ -7,7 +7,7 @@ the attention stages of one layer on demand: the stages of every head of every l
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
@@ -41,19 +41,16 @@ class Trace:
     q: Tensor  # [n_layers, batch, head, pos, d_head]
     k: Tensor  # [n_layers, batch, head, pos, d_head] (a key/value head shared by several query heads is repeated)
     v: Tensor  # [n_layers, batch, head, pos, d_head]
-    mask: MaskSpec  # the mask the stages are shown with
-    scale: bool  # divide by √d_head in the stages shown
-    temperature: float  # softmax temperature in the stages shown
-    model_mask: MaskSpec  # what the forward pass used (the what-if it ran with, or the model's own)
-    model_scale: bool
-    model_temperature: float
+    mask: MaskSpec  # the mask the forward pass used (a what-if, or the model's own)
+    scale: bool  # whether the forward pass divided the scores by √d_head
+    temperature: float  # the attention softmax's temperature in the forward pass
     last_logits: Tensor | None = None  # [batch, d_vocab] next-token logits at each sentence's last token
     notices: list[str] = field(default_factory=list)  # what was changed in the input, for the page
     logits: Tensor | None = None  # [batch, pos, d_vocab] the language-model head at every position
     lm_head: str | None = None  # "next" (next-token head), "masked" (masked-word head) or None
     ablate: tuple[tuple[int, int], ...] = ()  # (layer, head) whose output z was replaced in the run
     ablate_with: str = "zero"  # "zero" or "mean"
-    own_mask: MaskSpec | None = None  # the model's own settings (as trained); None = same as model_mask
+    own_mask: MaskSpec | None = None  # the model's own settings (as trained); None = same as mask
     own_scale: bool = True
     own_temperature: float = 1.0
     n_kv_heads: int | None = None  # key/value heads (fewer than heads with grouped-query attention)
@@ -79,16 +76,16 @@ class Trace:
     @property
     def what_ifs(self) -> list[str]:
         """How the forward pass differs from the model's own settings (empty when it ran as trained)."""
-        own_mask = self.own_mask or self.model_mask
+        own_mask = self.own_mask or self.mask
         changes = []
-        if (self.model_mask.causal, self.model_mask.padding) != (own_mask.causal, own_mask.padding):
-            changes.append(f"mask {self.model_mask.name} (model: {own_mask.name})")
-        if self.model_mask.hidden_keys or self.model_mask.hidden_in:
+        if (self.mask.causal, self.mask.padding) != (own_mask.causal, own_mask.padding):
+            changes.append(f"mask {self.mask.name} (model: {own_mask.name})")
+        if self.mask.hidden_keys or self.mask.hidden_in:
             changes.append("hidden: " + self.hidden_tokens())
-        if self.model_scale != self.own_scale:
-            changes.append(f"scaling {'on' if self.model_scale else 'off'}")
-        if self.model_temperature != self.own_temperature:
-            changes.append(f"temperature {self.model_temperature:g}")
+        if self.scale != self.own_scale:
+            changes.append(f"scaling {'on' if self.scale else 'off'}")
+        if self.temperature != self.own_temperature:
+            changes.append(f"temperature {self.temperature:g}")
         if self.ablate:
             heads = ", ".join(f"{layer}.{head}" for layer, head in self.ablate)
             changes.append(f"head{'s' * (len(self.ablate) > 1)} {heads} ablated ({self.ablate_with})")
@@ -97,7 +94,7 @@ class Trace:
     def hidden_tokens(self) -> str:
         """The keys hidden in the run, named: "'bank' in sentence 1 and 'to' in sentence 2" (sentences
         counted from 1); positions hidden in every sentence by number."""
-        mask = self.model_mask
+        mask = self.mask
         parts = [f"position{'s' * (len(mask.hidden_keys) > 1)} {', '.join(map(str, mask.hidden_keys))} in every sentence"] if mask.hidden_keys else []
         by_sentence: dict[int, list[str]] = {}
         for sentence, j in mask.hidden_in:
@@ -105,29 +102,6 @@ class Trace:
             by_sentence.setdefault(sentence, []).append(token_name(tokens[j].text) if j < len(tokens) else f"position {j}")
         parts += [f"{', '.join(names)} in sentence {sentence + 1}" for sentence, names in by_sentence.items()]
         return " and ".join(parts)
-
-    @property
-    def what_if(self) -> str | None:
-        """Why the stages shown differ from what the model computed, or None when they are the same."""
-        changes = []
-        if self.mask != self.model_mask:
-            changes.append(f"mask {self.mask.name} (model: {self.model_mask.name})")
-        if self.scale != self.model_scale:
-            changes.append(f"scaling {'on' if self.scale else 'off'} (model: {'on' if self.model_scale else 'off'})")
-        if self.temperature != self.model_temperature:
-            changes.append(f"temperature {self.temperature:g} (model: {self.model_temperature:g})")
-        if not changes:
-            return None
-        return (
-            "What-if: " + ", ".join(changes) + ". Recomputed from the model's own Q and K of the layer shown; "
-            "the model itself ran as trained, so later layers are not affected."
-        )
-
-    def with_view(self, mask: MaskSpec, scale: bool, temperature: float) -> Trace:
-        """The same run shown with another mask, scaling or temperature (tensors are shared, not copied)."""
-        if not temperature > 0:
-            raise ValueError(f"temperature must be positive, got {temperature!r}")
-        return replace(self, mask=mask, scale=scale, temperature=float(temperature))
 
     def attend(self, mask: MaskSpec | None = None) -> Tensor:
         """The boolean mask `[batch, 1, query_pos, key_pos]` for this batch, True = may attend."""

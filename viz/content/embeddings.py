@@ -57,7 +57,7 @@ def sense_table(projection) -> pd.DataFrame:
 
 def what_it_sees(trace, target: str) -> str:
     """Which kind the model is, and what the followed word can see."""
-    if trace.model_mask.causal:
+    if trace.mask.causal:
         return (
             f"This model reads left to right (causal): the vector of “{target}” can use only the words before it. A sense given after the word cannot move it."
         )

@@ -77,7 +77,7 @@ def open_head_section(settings, trace, model) -> PageContent:
     tokens = [t.text for t in trace.tokens[b]]
     result = value_weighted(trace, model, layer, b)
     pattern, norms = result.pattern[head].numpy(), result.weighted_norm[head].numpy()
-    masked = ~trace.attend(trace.model_mask)[b, 0, : len(tokens), : len(tokens)].numpy()
+    masked = ~trace.attend(trace.mask)[b, 0, : len(tokens), : len(tokens)].numpy()
     content.figures[f"value-norms-L{layer}-H{head}"] = value_norm_figure(
         pattern, norms, tokens, title=f"Layer {layer}, head {head}: the weight α beside what is actually sent ‖α·f(x)‖", masked=masked
     )
@@ -140,7 +140,7 @@ def ablation_section(settings, trace, model, heads: list[tuple[int, int]], word:
     if not heads:
         content.notice("ablation-none", "Choose one or more heads to knock out.", "caption")
         return content
-    after = model.trace(list(trace.texts), mask=trace.model_mask, scale=trace.model_scale, temperature=trace.model_temperature, ablate=heads)
+    after = model.trace(list(trace.texts), mask=trace.mask, scale=trace.scale, temperature=trace.temperature, ablate=heads)
     names = ", ".join(f"{l}.{h}" for l, h in heads)
     position, kind = prediction_position(trace, b)
     if position is not None:
