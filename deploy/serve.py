@@ -25,7 +25,6 @@ import time
 import urllib.request
 from pathlib import Path
 
-from deploy import plotly_js
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = Path(__file__).with_name("nginx.conf.template")
@@ -84,7 +83,7 @@ def streamlit_frontend() -> Path:
 COMPRESSED = (".js", ".css", ".svg", ".json", ".map", ".txt")  # fonts and images are compressed already
 
 
-APP_STATIC = "app-static"  # in the run folder: the app's own static/ (deploy/plotly_js.py), served at /app/static/
+APP_STATIC = "app-static"  # in the run folder: the app's own static/ (ui/assets.py), served at /app/static/
 
 
 def prepare_static(run: Path, source: Path | None = None, name: str = "static") -> Path:
@@ -154,7 +153,7 @@ class Cluster:
             from ui.assets import write_all
 
             write_all()  # the components' code, as the app processes are about to write it (ui/chart.py)
-            prepare_static(self.run, plotly_js.STATIC, APP_STATIC)
+            prepare_static(self.run, ROOT / "static", APP_STATIC)
             (self.run / "nginx.conf").write_text(render(f"127.0.0.1:{self.port}", self.backend_ports, self.run))
             self.nginx = subprocess.Popen(
                 [NGINX, "-p", str(self.run), "-c", str(self.run / "nginx.conf"), "-g", "daemon off;"],

@@ -8,7 +8,7 @@ sent a reference instead. The code is now written once to static/ beside app.py,
 carries its hash (content-addressed: a browser may keep it), and the component is registered with a
 loader of a few lines that imports it once per page.
 
-plotly.js comes from the same folder: the cartesian bundle that `make install` fetched (deploy/plotly_js.py;
+plotly.js comes from the same folder: the cartesian bundle that `make install` fetched from the npm registry (
 a third of the code to evaluate), else the whole plotly.js of the plotly package, written there once.
 
 No Streamlit here: `make serve` (deploy/serve.py) writes the files before it copies static/ for nginx;
@@ -100,7 +100,7 @@ def component_js(module: str, served: bool, folder: Path = STATIC) -> str:
 
 # ------------------------------------------------------------------ plotly.js
 
-CARTESIAN = "plotly-cartesian-{version}.min.js"  # the bundle deploy/plotly_js.py fetches
+CARTESIAN = "plotly-cartesian-{version}.min.js"  # the bundle `make install` fetches
 WHOLE = "plotly-{version}.min.js"  # the plotly package's own plotly.js, written by `plotly_script`
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import streamlit as st
 
@@ -21,21 +22,10 @@ from viz.content.common import FULL_RESOLUTION
 from viz.content.settings import to_query
 from viz.export import safe_filename
 
+PAGE = Path(__file__).parent / "components" / "page"
+
 _scroll = st.components.v2.component(
-    "attention_viz.scroll_here",
-    html="<span class='scroll-here'></span>",
-    js="""
-export default function scrollHere({ data, parentElement }) {
-  // scroll once per request (the token changes with every click that asks for it), also across remounts
-  const done = (window.__attentionVizScrolled = window.__attentionVizScrolled || {});
-  if (!data || !data.token || done[data.name] === data.token) return;
-  done[data.name] = data.token;
-  const anchor = parentElement.querySelector(".scroll-here") || parentElement;
-  // again after the rerun has drawn what follows, which may move the anchor
-  for (const wait of [100, 700, 1500]) setTimeout(() => anchor.scrollIntoView({ block: "start" }), wait);
-}
-""",
-    isolate_styles=False,
+    "attention_viz.scroll_here", html="<span class='scroll-here'></span>", js=(PAGE / "scroll_here.js").read_text(encoding="utf-8"), isolate_styles=False
 )
 
 
