@@ -212,7 +212,7 @@ class CorpusSummary:
             query=torch.cat([self.top_query, where // n + 1], -1),
             key=torch.cat([self.top_key, where % n], -1),
         )
-        # a stable sort: between equal weights, the example met first stays first
+        # a stable sort: between equal weights the example read first stays first (sentences are read shortest first)
         order = torch.sort(merged["weight"], dim=-1, descending=True, stable=True).indices[..., : self.top]
         self.top_weight = merged["weight"].gather(-1, order)
         self.top_sentence = merged["sentence"].gather(-1, order)

@@ -10,8 +10,8 @@ import pytest
 from model import InputError, load_model
 from model.corpus_heads import OFFSETS, classroom_sentences, heldout_sentences
 from model.heads import BADGES, corpus_summary
-from viz.content.corpus import corpus_page, corpus_texts, examples_csv, examples_section, statistics_csv
-from viz.corpus import context_positions, marked_text
+from viz.content.corpus import corpus_page, corpus_texts, examples_csv, examples_section, statistics_csv, table_csv
+from viz.corpus import context_positions, marked_text, top_examples_figure
 
 HOSTILE = "The <script>alert(1)</script> cat sat on the = mat."
 SENTENCES = classroom_sentences(12) + [HOSTILE]
@@ -19,7 +19,7 @@ SENTENCES = classroom_sentences(12) + [HOSTILE]
 
 @pytest.fixture(scope="module")
 def summary():
-    model = load_model("toy-random", n_layers=2, n_heads=2, d_model=32, seed=5, tokenizer="word")
+    model = load_model("toy-random", n_layers=2, n_heads=2, d_model=32, seed=5)  # byte-level BPE: "<" and "=" are tokens
     return corpus_summary(model, SENTENCES, top=12)
 
 
@@ -64,6 +64,14 @@ def test_examples_are_paged_and_escaped(summary):
     if any(s == hostile for s, *_ in summary.top_examples(0, 1)):
         assert any("&lt;" in t for t in texts)
     assert not any("<script" in t for t in texts)
+
+
+def test_markup_in_a_sentence_is_shown_as_text():
+    figure = top_examples_figure([dict(rank=1, weight=0.5, tokens=["<script>", " cat", " <b>"], query=2, key=0)], title="t")
+    text = figure.layout.annotations[0].text
+    assert "&lt;script&gt;" in text and "&lt;b&gt;" in text and "<script>" not in text
+    csv = table_csv(pd.DataFrame({"key_token": ["=", "+1", "@x", "-2", "cat"]}))
+    assert csv.splitlines() == ["key_token", "'=", "'+1", "'@x", "-2", "cat"]
 
 
 def test_marked_text_shows_the_pair_in_its_sentence():

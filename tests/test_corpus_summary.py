@@ -257,3 +257,13 @@ def test_hostile_text_long_lines_are_cut():
 def test_hostile_text_gives_a_clear_message(text, message):
     with pytest.raises(InputError, match=message):
         corpus_sentences(text)
+
+
+def test_the_benchmark_prints_its_figures(capsys):
+    from bench.corpus import main
+
+    assert main(["--models", "toy", "--sentences", "24"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    row = next(line for line in lines if line.startswith("toy "))
+    assert "met" in row and "MB" in row and "≤5s" in row
+    assert "24 classroom sentences" in lines[0]
