@@ -203,7 +203,7 @@ def badge_shares_figure(badges: list[str], series: list[dict], *, title: str) ->
                 orientation="h",
                 name=s["name"],
                 marker=dict(color=colours, line=dict(color="#555555", width=1)),
-                text=[f"{v:.0%}" for v in s["shares"]],
+                text=[f"{v:.0%}" if v > 0 else "" for v in s["shares"]],
                 textposition="outside",
                 hovertemplate=f"{s['name']}<br>%{{y}}: %{{x:.1%}} of the sentences<extra></extra>",
             )
