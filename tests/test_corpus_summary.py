@@ -46,7 +46,7 @@ def one_by_one(model, sentences):
     offset_sum = torch.zeros(n_layers, n_heads, len(OFFSETS), dtype=torch.float64)
     offset_pairs = torch.zeros(len(OFFSETS))
     offset_means = [[] for _ in OFFSETS]  # per offset, the sentences' own means [layer, head]
-    weights = {}  # (sentence, query, key) → [layer, head] weight
+    patterns_of = {}  # sentence index → its patterns [layer, head, query, key]
     for index, text in enumerate(sentences):
         trace = model.trace(text)
         n = len(trace.tokens[0])
@@ -67,10 +67,8 @@ def one_by_one(model, sentences):
                 offset_sum[:, :, i] += total
                 offset_pairs[i] += len(pairs)
                 offset_means[i].append(total / len(pairs))
-        for q in range(1, n):
-            for k in range(n):
-                weights[(index, q, k)] = patterns[:, :, q, k]
-    return dict(values=values, rows=rows, badges=badges, offset_sum=offset_sum, offset_pairs=offset_pairs, offset_means=offset_means, weights=weights)
+        patterns_of[index] = patterns
+    return dict(values=values, rows=rows, badges=badges, offset_sum=offset_sum, offset_pairs=offset_pairs, offset_means=offset_means, patterns=patterns_of)
 
 
 @pytest.mark.parametrize("name", ["toy", "gpt2", "bert"])
@@ -118,7 +116,7 @@ def test_top_examples_are_the_traces_own_weights(models, loops, name):
     model = models[name]
     top = 7
     summary = corpus_summary(model, SENTENCES, top=top)
-    expected = loops(name)["weights"]
+    patterns = loops(name)["patterns"]
     for layer in range(model.n_layers):
         for head in range(model.n_heads):
             examples = summary.top_examples(layer, head)
@@ -126,11 +124,11 @@ def test_top_examples_are_the_traces_own_weights(models, loops, name):
             weights = [w for *_, w in examples]
             assert weights == sorted(weights, reverse=True)
             for sentence, query, key, weight in examples:
-                assert weight == pytest.approx(float(expected[(sentence, query, key)][layer, head]), abs=1e-6)
+                assert weight == pytest.approx(float(patterns[sentence][layer, head, query, key]), abs=1e-6)
                 tokens = summary.sentence_tokens(sentence)
                 assert 1 <= query < len(tokens) and 0 <= key < len(tokens)
-            every = sorted((float(w[layer, head]) for w in expected.values()), reverse=True)
-            assert weights == pytest.approx(every[:top], abs=1e-6)
+            every = torch.cat([p[layer, head, 1:, :].flatten() for p in patterns.values()])  # query rows 1 … n−1, every key
+            assert weights == pytest.approx(every.sort(descending=True).values[:top].tolist(), abs=1e-6)
 
 
 def test_batches_do_not_change_the_numbers(toy):

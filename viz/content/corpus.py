@@ -370,19 +370,27 @@ def grid_section(summary: CorpusSummary, statistic: str = "previous") -> PageCon
     content.tables["grid"] = table.round(4)
     content.values["grid_badge_counts"] = table["badge"].value_counts().to_dict()
     strong = {b: [(int(r.layer), int(r.head)) for r in table.itertuples() if r.badge == b and r.badge_share >= 0.9] for b in BADGES if b != "mixed"}
-    found = [f"{b}: {', '.join(f'{l}.{h}' for l, h in heads)}" for b, heads in strong.items() if heads]
+    found = [f"{b}: {_listed(heads)}" for b, heads in strong.items() if heads]
     content.values["heads_by_badge"] = strong
     content.notice(
         "grid-caption",
         f"Each square is a head (layer down, head across) in the colour of the badge it gets on most of the {summary.n_sentences:,} sentences. "
         + (
-            "Heads with one badge on at least 90 % of the sentences — " + "; ".join(found) + "."
+            "Heads (layer.head) with one badge on at least 90 % of the sentences — " + "; ".join(found) + "."
             if found
             else "No head gets one badge on 90 % of the sentences."
         ),
         "caption",
     )
     return content
+
+
+LISTED = 10  # heads named in a caption before "and N more"
+
+
+def _listed(heads: list[tuple[int, int]]) -> str:
+    named = ", ".join(f"{l}.{h}" for l, h in heads[:LISTED])
+    return named + (f" and {len(heads) - LISTED} more" if len(heads) > LISTED else "")
 
 
 def corpus_page(
