@@ -34,7 +34,7 @@ from torch import Tensor
 from model.heads import BADGES, badge, pattern_statistics
 from model.heldout import BANK_AFTER, BANK_BEFORE, EVERYDAY
 from model.tokenizers import is_visible_text
-from model.trace import MAX_SENTENCES
+from model.trace import MAX_SENTENCES, InputError
 
 OFFSETS = tuple(range(-10, 11))  # key − query
 STATISTICS = ("previous", "self", "first", "delimiter", "punctuation", "entropy", "entropy_normalised", "distance")
@@ -341,7 +341,7 @@ def corpus_summary(
     Sentences are sorted by length so that a batch holds sentences of about the same length (little
     padding) and as many of them as `budget_bytes` allows (at most `MAX_SENTENCES`). The model runs as
     trained, without its language-model head. A sentence with nothing to read or of one token is left out
-    (`skipped`); a sentence longer than `max_tokens` tokens is cut. `progress(done, total)` is called
+    (`skipped`; `InputError` when no sentence is left); a sentence longer than `max_tokens` tokens is cut. `progress(done, total)` is called
     before the first batch and after each one, with the sentences read so far and the number to read.
     Indexes in the result are positions in `sentences`.
     """
@@ -366,6 +366,8 @@ def corpus_summary(
         summary.notices.append(f"{len(summary.skipped)} sentence(s) left out: empty, or a single token (which gives a head no choice).")
     if n_cut:
         summary.notices.append(f"{n_cut} sentence(s) longer than {max_tokens} tokens cut to their first {max_tokens}.")
+    if not items:
+        raise InputError("No sentence to read: each needs at least two tokens (a head with one key has no choice to make).")
     items.sort()
     total, done = len(items), 0
     if progress is not None:

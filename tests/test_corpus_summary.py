@@ -199,6 +199,11 @@ def test_indexes_progress_and_left_out_sentences(toy):
     assert any("left out" in notice for notice in summary.notices)
 
 
+def test_a_corpus_with_nothing_to_read_is_refused(toy):
+    with pytest.raises(InputError, match="No sentence to read"):
+        corpus_summary(toy, ["", "cat", "   "])
+
+
 def test_a_long_sentence_is_cut(toy):
     long = " ".join(["the river bank"] * 60) + "."
     summary = corpus_summary(toy, [long, "The cat sat on the mat."], top=3, max_tokens=40)
