@@ -103,6 +103,7 @@ class TracedModel:
         temperature: float = 1.0,
         ablate: tuple[tuple[int, int], ...] = (),
         ablate_with: str = "zero",
+        logits: bool = True,
     ) -> Trace:
         """Run the model on `texts` and keep every attention internal.
 
@@ -112,6 +113,9 @@ class TracedModel:
         ablate: (layer, head) pairs whose output z is replaced before the output projection, by zeros
         (`ablate_with="zero"`) or by the head's mean z over the batch's real tokens ("mean").
         All of them change the whole forward pass: later layers, hidden states and logits.
+        logits: run the language-model head. A pass that reads attention only (a corpus summary) sets it
+        False: the head's [batch, pos, d_vocab] output is then neither computed (Hugging Face models) nor
+        kept, and `trace.logits`, `trace.last_logits` are None.
         """
         if not temperature > 0 or not math.isfinite(temperature):
             raise ValueError(f"temperature must be positive, got {temperature!r}")
@@ -132,7 +136,7 @@ class TracedModel:
             texts, token_lists = [k[0] for k in kept], [k[1] for k in kept]
         input_ids, key_valid = pad_batch([[t.id for t in tokens] for tokens in token_lists], self.tokenizer.pad_id)
         with torch.no_grad():
-            run = self._run(input_ids, key_valid, mask, scale, float(temperature), ablate, ablate_with)
+            run = self._run(input_ids, key_valid, mask, scale, float(temperature), ablate, ablate_with, logits)
         logits = run.pop("logits", None)
         return Trace(
             model_name=self.name,
@@ -160,7 +164,7 @@ class TracedModel:
         # the toy's last-position prediction is shown for both of its objectives (as before this field)
         return logits is not None and (self.lm_head == "next" or self.is_toy)
 
-    def _run(self, input_ids, key_valid, mask, scale, temperature, ablate, ablate_with) -> dict:
+    def _run(self, input_ids, key_valid, mask, scale, temperature, ablate, ablate_with, logits=True) -> dict:
         raise NotImplementedError
 
 
@@ -199,11 +203,11 @@ class ToyModel(TracedModel):
         position = self.module.pe[: input_ids.shape[1]]
         return InputRecipe("token + sinusoidal position", {"token": token, "position": position}, token + position)
 
-    def _run(self, input_ids, key_valid, mask, scale, temperature, ablate, ablate_with) -> dict:
+    def _run(self, input_ids, key_valid, mask, scale, temperature, ablate, ablate_with, logits=True) -> dict:
         record: dict = {}
-        logits = self.module(input_ids, key_valid, mask, scale, temperature, record=record, ablate=ablate, ablate_with=ablate_with)
+        output = self.module(input_ids, key_valid, mask, scale, temperature, record=record, ablate=ablate, ablate_with=ablate_with)
         record.pop("attend")
-        return dict(record, logits=logits)
+        return dict(record, logits=output if logits else None)
 
 
 @dataclass(frozen=True)
@@ -377,7 +381,7 @@ class HFModel(TracedModel):
             kwargs["use_cache"] = False
         return kwargs
 
-    def _run(self, input_ids, key_valid, mask, scale, temperature, ablate, ablate_with) -> dict:
+    def _run(self, input_ids, key_valid, mask, scale, temperature, ablate, ablate_with, logits=True) -> dict:
         run = TracedRun(
             mask=None if mask == self.own_mask else mask.build(key_valid),
             scale=scale,
@@ -401,9 +405,11 @@ class HFModel(TracedModel):
 
         handles = [layers[0].register_forward_pre_hook(first_input, with_kwargs=True)]
         handles += [block.register_forward_hook(output_of(i)) for i, block in enumerate(layers)]
+        # without its language-model head (logits=False) the base model runs: the same blocks, no unembedding
+        module = self.module if logits else self.base
         try:
             with traced_run(run):
-                output = self.module(**self._forward_kwargs(input_ids, key_valid))
+                output = module(**self._forward_kwargs(input_ids, key_valid))
         finally:
             for handle in handles:
                 handle.remove()
@@ -416,5 +422,5 @@ class HFModel(TracedModel):
             k=run.k,  # one per query head: a shared key/value head is repeated
             v=run.v,
             divisors=tuple(run.divisors),
-            logits=getattr(output, "logits", None) if self.lm_head else None,
+            logits=getattr(output, "logits", None) if self.lm_head and logits else None,
         )

@@ -11,6 +11,8 @@ model's output projection. No number is precomputed: a page calls these on the u
   input token); costly, see `bench/heads.py`.
 - `value_weighted`: Kobayashi et al. (2020), ‖α_ij · f(x_j)‖ with f(x_j) = v_j · W_O[head].
 - `sentence_diff`: two sentences aligned token by token; how far each head's rows move.
+- `corpus_summary`: the same numbers over hundreds of sentences, with the badges' shares and the top
+  examples, in one batched pass that keeps no pattern (`model/corpus_heads.py`).
 """
 
 from __future__ import annotations
@@ -178,6 +180,17 @@ def summarise_patterns(patterns: Tensor, tokens) -> HeadSummary:
 def head_summary(trace, sentence: int = 0) -> HeadSummary:
     """The summary of every head of the model on one sentence of the trace."""
     return summarise_patterns(model_patterns(trace, sentence), trace.tokens[sentence])
+
+
+def corpus_summary(model, sentences, top: int = 20, progress=None, **options):
+    """Every head of `model` over a corpus of `sentences`: `model.corpus_heads.corpus_summary`.
+
+    The result's `.top_examples(layer, head)`, `.by_offset(layer, head)` and `.badge_share(layer, head)`
+    read the same statistics and badges as `head_summary`, over every sentence at once.
+    """
+    from model.corpus_heads import corpus_summary as summarise  # it reads this module's statistics and badges
+
+    return summarise(model, sentences, top=top, progress=progress, **options)
 
 
 # --- rollout and flow -------------------------------------------------------------------------------

@@ -91,3 +91,72 @@ def training_sentences(text: str, known_words: set[str] | list[str] = ()) -> Own
     if rare:
         notices.append(f"{len(rare):,} rare words beyond the {MAX_NEW_WORDS:,} most frequent new ones read as [UNK].")
     return OwnText(sentences, new_words, len(text), too_short, cut, len(rare), notices)
+
+
+# --- a pasted text as a corpus to read (not to train on) ------------------------------------------------
+
+MAX_SENTENCE_CHARS = 400  # a piece of 64 words is rarely longer; a longer one holds run-on "words" (a URL, a hash, a base64 run)
+BINARY_SHARE = 0.05  # more than this share of control characters (or undecodable bytes) is not text…
+BINARY_MIN = 16  # … when there are more than a few of them (a stray one in a short sentence is removed)
+TAG = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>|<!--.*?-->|</?[A-Za-z][\w:-]*(\s[^<>]*)?/?>", re.IGNORECASE | re.DOTALL)
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")  # control characters (tab and line breaks kept), U+FFFD
+
+
+@dataclass(frozen=True)
+class PastedCorpus:
+    """Sentences cut from a pasted or uploaded text, to read a model's heads on."""
+
+    sentences: list[str]
+    n_chars: int
+    notices: list[str] = field(default_factory=list)
+
+
+def corpus_sentences(text: str | bytes, name: str = "the text") -> PastedCorpus:
+    """A pasted (str) or uploaded (bytes, UTF-8) text cut into sentences as the Train page cuts it
+    (`training_sentences`: at line breaks and after . ! ?, at least MIN_TOKENS words, long ones in
+    pieces of MAX_SENTENCE_TOKENS words).
+
+    Before cutting: markup tags (and whole <script>/<style> blocks, HTML comments) are removed and HTML
+    entities read as characters; stray control characters are removed. A text with more than
+    BINARY_SHARE (and BINARY_MIN) of them is refused as binary. After cutting, a piece longer than MAX_SENTENCE_CHARS
+    characters is cut at a space. Raises `InputError` with a message for the person who gave the text.
+    """
+    import html
+
+    from model.trace import InputError
+
+    try:
+        if isinstance(text, bytes):
+            text = decode_upload(text, name)
+        if not isinstance(text, str):
+            raise TextError(f"{name} is not text.")
+        if len(text) > MAX_CHARS:  # before any work on it
+            raise TextError(f"The text has {len(text):,} characters; the cap is {MAX_CHARS:,} (about 16,000 words): use a part of it.")
+        notices = []
+        controls = len(CONTROL.findall(clean_text(text)))
+        if controls > max(BINARY_SHARE * len(text), BINARY_MIN):
+            raise TextError(
+                f"{name[:1].upper()}{name[1:]} looks like binary data, not text ({controls:,} of {len(text):,} characters are control characters "
+                "or cannot be read): paste plain text, or upload a .txt file saved as UTF-8."
+            )
+        if controls:
+            text = CONTROL.sub(" ", clean_text(text))
+            notices.append(f"{controls:,} control character{'s' * (controls > 1)} removed.")
+        tags = len(TAG.findall(text))
+        if tags:
+            text = html.unescape(TAG.sub(" ", text))
+            notices.append(f"{tags:,} markup tag{'s' * (tags > 1)} (<…>) removed: the words between them are read as plain text.")
+        own = training_sentences(text)
+    except TextError as error:
+        raise InputError(str(error)) from None
+    sentences, n_long = [], 0
+    for sentence in own.sentences:
+        if len(sentence) > MAX_SENTENCE_CHARS:
+            n_long += 1
+            cut = sentence.rfind(" ", 0, MAX_SENTENCE_CHARS + 1)
+            sentence = sentence[: cut if cut > 0 else MAX_SENTENCE_CHARS]
+        sentences.append(sentence)
+    notices += [n for n in own.notices if "[UNK]" not in n]  # the toy's vocabulary is not at stake here
+    if n_long:
+        notices.append(f"{n_long:,} sentence{'s' * (n_long > 1)} longer than {MAX_SENTENCE_CHARS} characters cut.")
+    return PastedCorpus(sentences, len(text), notices)

@@ -9,7 +9,7 @@ from .bundle import FORMATS, figures_zip, write_folder
 from .image import NO_CHROMIUM_MESSAGE, figure_to_png, figure_to_svg, static_export_available
 from .names import safe_filename
 from .standalone import figure_to_html, plotly_config
-from .tables import figure_to_csv
+from .tables import figure_to_csv, table_to_csv
 
 __all__ = [
     "FORMATS",
@@ -22,5 +22,6 @@ __all__ = [
     "plotly_config",
     "safe_filename",
     "static_export_available",
+    "table_to_csv",
     "write_folder",
 ]

@@ -223,3 +223,13 @@ def figure_to_csv(fig: dict) -> str:
     writer.writerow(header)
     writer.writerows([[_cell(v) for v in row] for row in rows])
     return buffer.getvalue()
+
+
+def table_to_csv(columns: list[str], rows: list[list]) -> str:
+    """A table (a header and rows of cells) as CSV, with the same cells as ``figure_to_csv``: numbers in
+    shortest form, missing values empty, text a spreadsheet would run as a formula behind an apostrophe."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([[_cell(v) for v in row] for row in rows])
+    return buffer.getvalue()
