@@ -216,8 +216,7 @@ def read_sources(trace, layer: int, sentence: int = 0, group: str = "layer") -> 
     if weights.layout == "post-norm":
         if layer != 0:
             raise ValueError(
-                "post-norm models (BERT) are split at their first layer only: a later layer reads a stream that "
-                "has been through two LayerNorms per block"
+                "post-norm models (BERT) are split at their first layer only: a later layer reads a stream that has been through two LayerNorms per block"
             )
         norm = weights.input_norm
         token = trace.static_embeddings[sentence].double()
@@ -251,24 +250,29 @@ def rotate(x: Tensor, inv_freq: Tensor, scale: float = 1.0) -> Tensor:
     return x * angles.cos() * scale + rotated_half * angles.sin() * scale
 
 
-def query_key_sources(trace, layer: int, head: int, sentence: int = 0, group: str = "layer") -> tuple[dict[str, Tensor], dict[str, Tensor]]:
-    """The query and the key of one head split by source: two dicts name → `[pos, d_head]`.
+def query_key_sources(
+    trace, layer: int, head: int, sentence: int = 0, group: str = "layer", read: dict[str, Tensor] | None = None
+) -> tuple[list[str], Tensor, Tensor]:
+    """The query and the key of one head split by source: (names, q `[source, pos, d_head]`, k `[source, pos, d_head]`).
 
-    Each sums to the head's q (or k) as the trace holds it, after any rotation. "bias" holds the
-    norm's β through W_Q (or W_K) plus b_Q (or b_K).
+    Summed over the sources, q (or k) is the head's q (or k) as the trace holds it, after any rotation.
+    "bias" holds the norm's β through W_Q (or W_K) plus b_Q (or b_K). `read`: `read_sources` of the
+    layer when the caller has it already (it is the same for every head).
     """
     weights = _weights(trace)
     w = weights.layers[layer]
     kv = weights.kv_head(layer, head)
-    read = read_sources(trace, layer, sentence, group)
-    queries = {name: piece @ w.W_Q[head].double() for name, piece in read.items()}
-    keys = {name: piece @ w.W_K[kv].double() for name, piece in read.items()}
-    queries["bias"] = queries["bias"] + w.b_Q[head].double()
-    keys["bias"] = keys["bias"] + w.b_K[kv].double()
+    read = read_sources(trace, layer, sentence, group) if read is None else read
+    names = list(read)
+    stacked = torch.stack([read[name] for name in names])  # [source, pos, d_model]
+    q = stacked @ w.W_Q[head].double()  # [source, pos, d_head]
+    k = stacked @ w.W_K[kv].double()
+    bias = names.index("bias")
+    q[bias] += w.b_Q[head].double()
+    k[bias] += w.b_K[kv].double()
     if weights.inv_freq is not None:
-        queries = {name: rotate(q, weights.inv_freq, weights.rotary_scale) for name, q in queries.items()}
-        keys = {name: rotate(k, weights.inv_freq, weights.rotary_scale) for name, k in keys.items()}
-    return queries, keys
+        q, k = rotate(q, weights.inv_freq, weights.rotary_scale), rotate(k, weights.inv_freq, weights.rotary_scale)
+    return names, q, k
 
 
 def pair_thetas(trace) -> Tensor:
@@ -279,7 +283,9 @@ def pair_thetas(trace) -> Tensor:
     return weights.inv_freq.double()
 
 
-def score_parts(trace, layer: int, head: int, sentence: int = 0, by: str = "source", group: str = "layer") -> dict[str, Tensor]:
+def score_parts(
+    trace, layer: int, head: int, sentence: int = 0, by: str = "source", group: str = "layer", read: dict[str, Tensor] | None = None
+) -> dict[str, Tensor]:
     """The raw score q·k of one head split into parts: name → `[query_pos, key_pos]` (double precision).
 
     The parts sum to `trace.stages(layer).scores_raw[sentence, head]`.
@@ -287,7 +293,7 @@ def score_parts(trace, layer: int, head: int, sentence: int = 0, by: str = "sour
     by="source": one part per (query source, key source), named "query source·key source", e.g.
     "token·position", "layer 0 head 2·token", "bias·position"; sources as in `stream_sources` (`group`
     chooses how finely earlier layers are split). by="pair" (rotary models): one part per dimension
-    pair, "pair 5 (θ=0.0316)", fastest pair first.
+    pair, "pair 5 (θ=0.0316)", fastest pair first. `read`: see `query_key_sources`.
     """
     _check(trace, layer, head, sentence)
     if by == "pair":
@@ -300,10 +306,7 @@ def score_parts(trace, layer: int, head: int, sentence: int = 0, by: str = "sour
         return {pair_name(p, float(theta)): per_pair[..., p] for p, theta in enumerate(thetas)}
     if by != "source":
         raise ValueError(f"by must be 'source' or 'pair', got {by!r}")
-    queries, keys = query_key_sources(trace, layer, head, sentence, group)
-    names = list(queries)
-    q = torch.stack([queries[name] for name in names])  # [source, query_pos, d_head]
-    k = torch.stack([keys[name] for name in names])  # [source, key_pos, d_head]
+    names, q, k = query_key_sources(trace, layer, head, sentence, group, read)
     products = torch.einsum("sid,tjd->stij", q, k)  # [query source, key source, query_pos, key_pos]
     return {part_name(qs, ks): products[a, b] for a, qs in enumerate(names) for b, ks in enumerate(names)}
 
@@ -424,6 +427,7 @@ def head_position_shares(trace, layer: int, sentence: int = 0) -> list[HeadShare
     rotary = trace.positional_kind == "rotary"
     allowed = _allowed(trace, sentence)
     pattern = trace.pattern(layer, sentence)
+    read = None if rotary else read_sources(trace, layer, sentence, "kind")
     shares = []
     for head in range(trace.n_heads):
         if rotary:
@@ -431,12 +435,10 @@ def head_position_shares(trace, layer: int, sentence: int = 0) -> list[HeadShare
             n_fast = fast_pairs(len(parts))
             positional = set(list(parts)[:n_fast])
         else:
-            parts = score_parts(trace, layer, head, sentence, group="kind")
+            parts = score_parts(trace, layer, head, sentence, group="kind", read=read)
             positional = {name for name in parts if is_position_only(name)}
         lifts = lift(parts, pattern[head], allowed)
         total = sum(lifts.values())
         share = sum(lifts[name] for name in positional) / total if total > 0 else float("nan")
-        shares.append(
-            HeadShare(layer, head, share, total, badge_for(share) if total > 0 else "mixed", "fast pairs" if rotary else "position parts")
-        )
+        shares.append(HeadShare(layer, head, share, total, badge_for(share) if total > 0 else "mixed", "fast pairs" if rotary else "position parts"))
     return shares
