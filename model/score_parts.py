@@ -184,8 +184,8 @@ def stream_sources(trace, layer: int, sentence: int = 0, group: str = "layer") -
         sources["position"] = position
     for earlier in range(layer):
         w = weights.layers[earlier]
-        z = layer_attention_z(trace, earlier, sentence).double()  # [head, pos, d_head]
-        by_head = torch.einsum("hpd,hdm->hpm", z, w.W_O.double())  # [head, pos, d_model]
+        z = layer_attention_z(trace, earlier, sentence)  # [head, pos, d_head]
+        by_head = torch.einsum("hpd,hdm->hpm", z, w.W_O).double()  # [head, pos, d_model], as the model's float32
         attention = by_head.sum(dim=0) + w.b_O.double()
         mlp = hidden[earlier + 1] - hidden[earlier] - attention
         if group == "head":

@@ -183,11 +183,12 @@ def head_shares_figure(shares, badges: list[str], *, thresholds: tuple[float, fl
             dict(type="line", xref="paper", x0=0, x1=1, y0=y, y1=y, line=dict(dash="dash", color="#666666", width=1)) for y in (content_max, positional_min)
         ],
         annotations=[
-            dict(xref="paper", x=1, y=y, text=text, showarrow=False, xanchor="right", yanchor="bottom", font=dict(size=11, color="#444444"))
+            dict(xref="paper", x=1.005, y=y, text=text, showarrow=False, xanchor="left", yanchor="middle", font=dict(size=11, color="#444444"))
             for y, text in ((content_max, f"content ≤ {content_max:.0%}"), (positional_min, f"positional ≥ {positional_min:.0%}"))
         ],
         showlegend=True,
         legend=dict(orientation="h", y=-0.15, title=dict(text="badge")),
+        margin=dict(r=120),
         height=420,
     )
     return plain.figure(data, layout)
