@@ -256,7 +256,7 @@ def query_key_sources(
     """The query and the key of one head split by source: (names, q `[source, pos, d_head]`, k `[source, pos, d_head]`).
 
     Summed over the sources, q (or k) is the head's q (or k) as the trace holds it, after any rotation.
-    "bias" holds the norm's β through W_Q (or W_K) plus b_Q (or b_K). `read`: `read_sources` of the
+    "bias" holds the norm's β through W_Q (or W_K) plus b_Q (or b_K); it is left out when both are zero. `read`: `read_sources` of the
     layer when the caller has it already (it is the same for every head).
     """
     weights = _weights(trace)
@@ -270,6 +270,9 @@ def query_key_sources(
     bias = names.index("bias")
     q[bias] += w.b_Q[head].double()
     k[bias] += w.b_K[kv].double()
+    if not (q[bias].any() or k[bias].any()):  # no β and no projection bias (the Llama family): no bias parts
+        keep = [index for index in range(len(names)) if index != bias]
+        names, q, k = [names[index] for index in keep], q[keep], k[keep]
     if weights.inv_freq is not None:
         q, k = rotate(q, weights.inv_freq, weights.rotary_scale), rotate(k, weights.inv_freq, weights.rotary_scale)
     return names, q, k

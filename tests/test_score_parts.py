@@ -25,7 +25,8 @@ from model.score_parts import (
 TOY_TEXTS = ["The man went to the river bank to fish, and the woman went to the bank for money.", "A cat sat."]
 WORDPIECE_TEXTS = ["the man write a poem about fishing on the river bank with the dog and the cat", "a cat sat"]
 GPT2_TEXTS = ["The man went to the river bank to fish, and the woman went to the bank.", "A cat sat."]
-FIRST_LAYER_PARTS = {"token·token", "token·position", "position·token", "position·position"}
+FIRST_LAYER_PARTS_ORDER = ["token·token", "token·position", "position·token", "position·position"]
+FIRST_LAYER_PARTS = set(FIRST_LAYER_PARTS_ORDER)
 
 
 def assert_parts_sum(trace, layers, by: str = "source", group: str = "layer") -> int:
@@ -62,9 +63,10 @@ def test_toy_parts_sum_to_the_score_every_layer(name):
     parts = trace.score_parts(0, 0)  # the trace's own method: the same parts
     assert all(torch.equal(part, score_parts(trace, 0, 0)[name]) for name, part in parts.items())
     assert set(parts) >= FIRST_LAYER_PARTS
-    assert {split_name(name) for name in parts} == {(q, k) for q in ("token", "position", "bias") for k in ("token", "position", "bias")}
+    sources = {"token", "position", "bias"} if name in ("toy", "toy-bidirectional") else {"token", "position"}  # no bias before training
+    assert {split_name(part) for part in parts} == {(q, k) for q in sources for k in sources}
     later = trace.score_parts(1, 2, 1, group="head")
-    assert "layer 0 head 2·token" in later and "layer 0 MLP·position" in later and "layer 0 attention bias·bias" in later
+    assert "layer 0 head 2·token" in later and "layer 0 MLP·position" in later and "layer 0 attention bias·layer 0 head 1" in later
 
 
 def test_sources_sum_to_the_stream_and_splits_agree():
@@ -274,3 +276,70 @@ def test_smollm2_parts_pairs_and_slide(smollm2_trace):
     assert assert_slide_reproduces_the_model(trace) >= 10
     shares = head_position_shares(trace, 0, 0)
     assert len(shares) == trace.n_heads and all(s.measure == "fast pairs" and s.lift > 0 for s in shares)
+
+
+def figure_checked(fig):
+    """The figure, after plotly validated a copy of it (the page builds it without validation)."""
+    import plotly.graph_objects as go
+
+    go.Figure(fig.to_dict())
+    return fig
+
+
+def test_why_page_toy():
+    from viz.content.settings import Settings
+    from viz.content.why import TIDY_COLUMNS, why_page
+
+    model = load_model("toy")
+    trace = model.trace(TOY_TEXTS)
+    content = why_page(Settings(layer=0, heads=(1,), sentence=0), trace, model, pair=(9, 8))
+    assert set(content.figures) == {"part-maps", "score-parts", "head-shares"}
+    raw = trace.stages(0).scores_raw[0, 1].double()
+    assert content.values["score"] == pytest.approx(float(raw[9, 8]), rel=1e-5)
+    maps = figure_checked(content.figures["part-maps"]).data
+    assert [t["name"] for t in maps] == [*FIRST_LAYER_PARTS_ORDER, "bias terms", "q·k (the sum)"]
+    assert {t["coloraxis"] for t in maps} == {"coloraxis"}  # one colour scale
+    panels = [torch.tensor(t["z"], dtype=torch.float64) for t in maps]
+    torch.testing.assert_close(sum(panels[:-1]), panels[-1], rtol=0, atol=1e-3, equal_nan=True)
+    n = len(trace.tokens[0])
+    torch.testing.assert_close(torch.nan_to_num(panels[-1]), torch.where(panels[-1].isnan(), 0.0, raw[:n, :n]), rtol=0, atol=1e-3)
+    bar = figure_checked(content.figures["score-parts"]).data[0]
+    assert bar["x"][-1] == pytest.approx(float(raw[9, 8]), rel=1e-5) and sum(bar["x"][:-1]) == pytest.approx(bar["x"][-1], rel=1e-6)
+    table = content.tables["parts"]
+    assert list(table.columns) == list(TIDY_COLUMNS)
+    assert len(table) == 9 * n * n
+    summed = table.groupby(["query_position", "key_position"])["value"].sum()
+    torch.testing.assert_close(torch.tensor(summed.to_numpy()).reshape(n, n), raw[:n, :n], rtol=0, atol=1e-4 * float(raw.abs().max()))
+    shares = figure_checked(content.figures["head-shares"])
+    assert sum(len(t["y"]) for t in shares.data) == trace.n_heads
+    assert content.values["badges"] == [s.badge for s in head_position_shares(trace, 0, 0)]
+    assert {n.id for n in content.notices} >= {"held-norm", "share-measure", "position-at-pair"}
+
+
+def test_why_page_later_layer_and_post_norm(tiny_model_dir):
+    from viz.content.settings import Settings
+    from viz.content.why import why_page
+
+    model = load_model("toy")
+    content = why_page(Settings(layer=1, heads=(0,)), model.trace(TOY_TEXTS), model)
+    names = [t["name"] for t in figure_checked(content.figures["part-maps"]).data]
+    assert names[-2:] == ["every other part", "q·k (the sum)"] and len(names) == 6
+    bert = load_model(str(tiny_model_dir("bert")))
+    later = why_page(Settings(layer=1, heads=(0,)), bert.trace(WORDPIECE_TEXTS), bert)
+    assert later.notice_ids() == ["post-norm-later-layer"] and not later.figures
+
+
+@pytest.mark.slow
+def test_why_page_smollm2(smollm2_trace, smollm2):
+    from viz.content.settings import Settings
+    from viz.content.why import why_page
+
+    content = why_page(Settings(layer=2, heads=(3,)), smollm2_trace, smollm2, pair=(10, 7))
+    assert set(content.figures) == {"part-maps", "score-parts", "pair-maps", "pair-parts", "score-by-distance", "head-shares"}
+    raw = float(smollm2_trace.stages(2).scores_raw[0, 3, 10, 7])
+    curve = figure_checked(content.figures["score-by-distance"]).data
+    every = curve[0]
+    assert every["name"] == "every pair" and every["y"][3] == pytest.approx(raw, rel=1e-4)
+    assert list(curve[-1]["x"]) == [3] and curve[-1]["y"][0] == pytest.approx(raw, rel=1e-5)
+    pairs = figure_checked(content.figures["pair-parts"]).data[0]
+    assert len(pairs["y"]) == smollm2_trace.d_head // 2 and sum(pairs["y"]) == pytest.approx(raw, rel=1e-4)

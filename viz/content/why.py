@@ -30,6 +30,7 @@ FIRST_LAYER_MAPS = ("token·token", "token·position", "position·token", "posit
 TOP_MAPS = 4  # later layers and rotary models: the parts with the largest mean size get a map each
 BAR_PARTS = 12  # the bar of one score names this many parts; the rest are summed
 MIN_DISTANCES = 64  # the score-against-distance curve reaches at least this far
+TIDY_COLUMNS = ("layer", "head", "query_position", "key_position", "query_source", "key_source", "value")
 
 
 def default_pair(trace, layer: int, head: int, sentence: int) -> tuple[int, int]:
@@ -61,6 +62,13 @@ def map_panels(trace, parts: dict[str, torch.Tensor], layer: int, allowed: torch
     return panels
 
 
+def pair_panels(pairs: dict[str, torch.Tensor]) -> list[tuple[str, torch.Tensor]]:
+    """Rotary: the fastest pairs' part of the score and the other pairs' part (they sum to the score)."""
+    n_fast = fast_pairs(len(pairs))
+    values = list(pairs.values())
+    return [(f"the {n_fast} fastest pairs", sum(values[:n_fast])), (f"the other {len(values) - n_fast} pairs", sum(values[n_fast:]))]
+
+
 def tidy_parts(parts: dict[str, torch.Tensor], layer: int, head: int, n_tokens: int) -> pd.DataFrame:
     """One row per part and (query, key) of the sentence's tokens: layer, head, query_position,
     key_position, query_source, key_source, value."""
@@ -85,8 +93,8 @@ def tidy_parts(parts: dict[str, torch.Tensor], layer: int, head: int, n_tokens: 
 
 
 def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, group: str | None = None) -> PageContent:
-    """Figures `part-maps`, `score-parts`, `head-shares`; for rotary models also `pair-parts` and
-    `score-by-distance`. Table `parts` (tidy CSV). Values `score`, `query`, `key`, `parts` (name → value
+    """Figures `part-maps` and `score-parts` (when the score has more than one source part), `head-shares`;
+    for rotary models also `pair-maps`, `pair-parts` and `score-by-distance`. Table `parts` (tidy CSV). Values `score`, `query`, `key`, `parts` (name → value
     at the pair), `shares`, `badges`.
 
     The layer, head (the first of `settings.heads`) and sentence come from `settings`; `pair` is the
@@ -114,13 +122,25 @@ def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, g
     allowed = (trace.attend()[sentence, 0] & trace.key_valid[sentence][:, None])[:n, :n]
     score = float(sum(part[query, key] for part in parts.values()))
     where = f"layer {layer}, head {head}"
-    content.figures["part-maps"] = part_maps_figure(
-        [(name, matrix.numpy()) for name, matrix in map_panels(trace, parts, layer, allowed)],
-        labels,
-        labels,
-        masked=~allowed.numpy(),
-        title=f"Raw score q·k of {where}, split into parts (one colour scale)",
-    )
+    masked = ~allowed.numpy()
+    if len(parts) > 1:  # a single part (the first layer of a rotary model without biases) is the score itself
+        content.figures["part-maps"] = part_maps_figure(
+            [(name, matrix.numpy()) for name, matrix in map_panels(trace, parts, layer, allowed)],
+            labels,
+            labels,
+            masked=masked,
+            title=f"Raw score q·k of {where}, split by where query and key come from (one colour scale)",
+        )
+    if not _adds_position(trace):
+        pairs = {name: part[:n, :n] for name, part in trace.score_parts(layer, head, sentence, by="pair").items()}
+        panels = pair_panels(pairs) + [("q·k (the sum)", sum(pairs.values()))]
+        content.figures["pair-maps"] = part_maps_figure(
+            [(name, matrix.numpy()) for name, matrix in panels],
+            labels,
+            labels,
+            masked=masked,
+            title=f"Raw score q·k of {where}, split by how fast the rotary pairs turn (one colour scale)",
+        )
     ranked = sorted(parts, key=lambda name: abs(float(parts[name][query, key])), reverse=True)
     named, others = ranked[:BAR_PARTS], ranked[BAR_PARTS:]
     bar_values = [float(parts[name][query, key]) for name in named]
@@ -128,9 +148,10 @@ def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, g
         named = [*named, f"the other {len(others)} parts"]
         bar_values.append(sum(float(parts[name][query, key]) for name in others))
     query_label, key_label = safe_label(labels[query]), safe_label(labels[key])
-    content.figures["score-parts"] = parts_bar_figure(
-        named, bar_values, score, title=f"Query “{query_label}” ({query}) and key “{key_label}” ({key}), {where}: q·k = {score:.4g}"
-    )
+    if len(parts) > 1:
+        content.figures["score-parts"] = parts_bar_figure(
+            named, bar_values, score, title=f"Query “{query_label}” ({query}) and key “{key_label}” ({key}), {where}: q·k = {score:.4g}"
+        )
     content.tables["parts"] = tidy_parts(parts, layer, head, n)
     content.values.update(score=score, query=query, key=key, parts=dict(zip(named, bar_values)), group=group)
 
