@@ -111,7 +111,8 @@ def test_random_post_norm_models_first_layer(kind, tiny_model_dir):
     assert_padded_batch(trace)
     assert_parts_sum(trace, [0])
     sources = {q for q, _ in map(split_name, trace.score_parts(0, 0))}
-    assert sources == ({"token", "position", "token type", "bias"} if kind == "bert" else {"token", "position", "bias"})
+    expected = {"token", "position", "token type"} if kind == "bert" else {"token", "position"}
+    assert expected <= sources <= expected | {"bias"}  # random weights: the biases may all be zero
     with pytest.raises(ValueError, match="first layer"):
         trace.score_parts(1, 0)
 
@@ -123,6 +124,8 @@ def test_minilm_first_layer():
     trace = load_model("minilm").trace(WORDPIECE_TEXTS)
     assert_padded_batch(trace)
     assert_parts_sum(trace, [0])
+    sources = {q for q, _ in map(split_name, trace.score_parts(0, 0))}
+    assert sources == {"token", "position", "token type", "bias"}
 
 
 @pytest.mark.slow
