@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 from torch import Tensor, nn
@@ -201,8 +202,10 @@ class ToyModel(TracedModel):
         position = self.module.pe[: input_ids.shape[1]]
         return InputRecipe("token + sinusoidal position", {"token": token, "position": position}, token + position)
 
+    @cached_property
     def score_weights(self) -> ScoreWeights:
-        """W_Q, W_K, W_O and the attention LayerNorm of every block (the module's own tensors)."""
+        """W_Q, W_K, W_O and the attention LayerNorm of every block (views of the module's own tensors, so
+        training in place changes them too)."""
         layers = []
         for block in self.module.blocks:
             attention, norm = block.attn, block.ln1
@@ -223,7 +226,7 @@ class ToyModel(TracedModel):
         record: dict = {}
         logits = self.module(input_ids, key_valid, mask, scale, temperature, record=record, ablate=ablate, ablate_with=ablate_with)
         record.pop("attend")
-        return dict(record, logits=logits, score_weights=self.score_weights())
+        return dict(record, logits=logits, score_weights=self.score_weights)
 
 
 @dataclass(frozen=True)
@@ -393,8 +396,9 @@ class HFModel(TracedModel):
             return Norm("rms", 1.0 + norm.weight.detach().float(), None, norm.eps)
         return Norm("rms", norm.weight.detach(), None, norm.variance_epsilon)
 
+    @cached_property
     def score_weights(self) -> ScoreWeights:
-        """What `model.score_parts` needs from this model: its own tensors, split by head (no copies)."""
+        """What `model.score_parts` needs from this model: its own tensors, split by head (views, no copies)."""
         h, kv, d, m = self.n_heads, self.n_kv_heads, self.d_head, self.d_model
         layers = []
         for block in _get(self.base, self.architecture.layers):
@@ -503,5 +507,5 @@ class HFModel(TracedModel):
             v=run.v,
             divisors=tuple(run.divisors),
             logits=getattr(output, "logits", None) if self.lm_head else None,
-            score_weights=self.score_weights(),
+            score_weights=self.score_weights,
         )
