@@ -90,6 +90,20 @@ def test_what_ifs_and_ablations_still_sum():
     assert_parts_sum(trace, range(trace.n_layers))
 
 
+def test_weights_changed_in_place_are_followed():
+    """The weights a trace carries are views of the model's own: a toy trained further in place stays exact."""
+    model = load_model("toy-random", n_layers=2, d_model=64)
+    model.trace(TOY_TEXTS)
+    with torch.no_grad():
+        for block in model.module.blocks:
+            block.attn.W_Q.mul_(1.5)
+            block.attn.b_K.add_(0.25)
+            block.ln1.bias.add_(0.1)
+    trace = model.trace(TOY_TEXTS)
+    assert_parts_sum(trace, range(trace.n_layers))
+    assert "bias·token" in trace.score_parts(0, 0)
+
+
 @pytest.mark.parametrize("kind", ["gpt2", "llama", "qwen2", "gemma"])
 def test_random_pre_norm_models_every_layer(kind, tiny_model_dir):
     trace = load_model(str(tiny_model_dir(kind))).trace(GPT2_TEXTS)

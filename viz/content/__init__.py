@@ -16,6 +16,7 @@ from viz.content.page import Notice, PageContent
 from viz.content.positional import positional_page
 from viz.content.settings import AttentionDisplay, Settings, run_model, shown_as
 from viz.content.tokens import tokens_page
+from viz.content.why import why_page
 
 __all__ = [
     "AttentionDisplay",
@@ -29,4 +30,5 @@ __all__ = [
     "run_model",
     "shown_as",
     "tokens_page",
+    "why_page",
 ]
