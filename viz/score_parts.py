@@ -173,7 +173,7 @@ def head_shares_figure(shares, badges: list[str], *, thresholds: tuple[float, fl
                 )
             )
     content_max, positional_min = thresholds
-    low = min(0.0, float(np.nanmin(values)) - 0.05)
+    low = min(0.0, float(np.nanmin(values)) - 0.12)
     high = max(1.0, float(np.nanmax(values)) + 0.1)
     layout = dict(
         title=plain.title(title),
