@@ -341,6 +341,13 @@ def test_why_page_later_layer_and_post_norm(tiny_model_dir):
     content = why_page(Settings(layer=1, heads=(0,)), model.trace(TOY_TEXTS), model)
     names = [t["name"] for t in figure_checked(content.figures["part-maps"]).data]
     assert names[-2:] == ["every other part", "q·k (the sum)"] and len(names) == 6
+    long_trace = model.trace(" ".join([TOY_TEXTS[0]] * 8))
+    n = len(long_trace.tokens[0])
+    long = why_page(Settings(layer=1, heads=(0,)), long_trace, model, pair=(n - 1, n - 2))
+    assert n > 128 and "parts-one-row" in long.notice_ids()
+    assert len(long.tables["parts"]) == n * len(long_trace.score_parts(1, 0, group="kind"))
+    assert set(long.tables["parts"]["query_position"]) == {n - 1}
+    assert all(len(t["z"]) == 128 for t in long.figures["part-maps"].data)  # blocks of tokens
     bert = load_model(str(tiny_model_dir("bert")))
     later = why_page(Settings(layer=1, heads=(0,)), bert.trace(WORDPIECE_TEXTS), bert)
     assert later.notice_ids() == ["post-norm-later-layer"] and not later.figures

@@ -21,7 +21,7 @@ from model.score_parts import (
     rotary_pairs,
     split_name,
 )
-from viz.content.common import sentence_labels
+from viz.content.common import fit, sentence_labels
 from viz.content.page import PageContent
 from viz.labels import safe_label
 from viz.score_parts import distance_curve_figure, head_shares_figure, pair_bar_figure, part_maps_figure, parts_bar_figure
@@ -30,6 +30,7 @@ FIRST_LAYER_MAPS = ("token·token", "token·position", "position·token", "posit
 TOP_MAPS = 4  # later layers and rotary models: the parts with the largest mean size get a map each
 BAR_PARTS = 12  # the bar of one score names this many parts; the rest are summed
 MIN_DISTANCES = 64  # the score-against-distance curve reaches at least this far
+TABLE_TOKENS = 64  # beyond this many tokens the CSV holds the chosen query's row only
 TIDY_COLUMNS = ("layer", "head", "query_position", "key_position", "query_source", "key_source", "value")
 
 
@@ -69,10 +70,12 @@ def pair_panels(pairs: dict[str, torch.Tensor]) -> list[tuple[str, torch.Tensor]
     return [(f"the {n_fast} fastest pairs", sum(values[:n_fast])), (f"the other {len(values) - n_fast} pairs", sum(values[n_fast:]))]
 
 
-def tidy_parts(parts: dict[str, torch.Tensor], layer: int, head: int, n_tokens: int) -> pd.DataFrame:
-    """One row per part and (query, key) of the sentence's tokens: layer, head, query_position,
-    key_position, query_source, key_source, value."""
-    queries, keys = np.meshgrid(np.arange(n_tokens), np.arange(n_tokens), indexing="ij")
+def tidy_parts(parts: dict[str, torch.Tensor], layer: int, head: int, queries=None) -> pd.DataFrame:
+    """One row per part and (query, key) of the sentence's tokens (`queries`: the query positions kept,
+    default all): layer, head, query_position, key_position, query_source, key_source, value."""
+    n_tokens = next(iter(parts.values())).shape[-1]
+    rows = np.arange(n_tokens) if queries is None else np.asarray(queries)
+    query_positions, key_positions = np.meshgrid(rows, np.arange(n_tokens), indexing="ij")
     frames = []
     for name, part in parts.items():
         query_source, key_source = split_name(name)
@@ -81,15 +84,25 @@ def tidy_parts(parts: dict[str, torch.Tensor], layer: int, head: int, n_tokens: 
                 {
                     "layer": layer,
                     "head": head,
-                    "query_position": queries.ravel(),
-                    "key_position": keys.ravel(),
+                    "query_position": query_positions.ravel(),
+                    "key_position": key_positions.ravel(),
                     "query_source": query_source,
                     "key_source": key_source,
-                    "value": part[:n_tokens, :n_tokens].numpy().ravel(),
+                    "value": part[rows].numpy().ravel(),
                 }
             )
         )
-    return pd.concat(frames, ignore_index=True)
+    return pd.concat(frames, ignore_index=True)[list(TIDY_COLUMNS)]
+
+
+def maps_figure(panels: list[tuple[str, torch.Tensor]], labels: list[str], masked: np.ndarray, title: str):
+    """`part_maps_figure` of the panels, as means of blocks of tokens beyond `FULL_RESOLUTION` tokens
+    (means over the cells a query may attend to, so the panels' blocks still add up to the sum's)."""
+    matrices = {name: np.where(masked, np.nan, matrix.numpy()) for name, matrix in panels}
+    reduced, block_labels, block_masked, block = fit(matrices, labels, masked, weights=())
+    if block > 1:
+        title += f" (means of {block}×{block} blocks)"
+    return part_maps_figure(list(reduced.items()), block_labels, block_labels, masked=block_masked, title=title)
 
 
 def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, group: str | None = None) -> PageContent:
@@ -124,22 +137,17 @@ def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, g
     where = f"layer {layer}, head {head}"
     masked = ~allowed.numpy()
     if len(parts) > 1:  # a single part (the first layer of a rotary model without biases) is the score itself
-        content.figures["part-maps"] = part_maps_figure(
-            [(name, matrix.numpy()) for name, matrix in map_panels(trace, parts, layer, allowed)],
+        content.figures["part-maps"] = maps_figure(
+            map_panels(trace, parts, layer, allowed),
             labels,
-            labels,
-            masked=masked,
-            title=f"Raw score q·k of {where}, split by where query and key come from (one colour scale)",
+            masked,
+            f"Raw score q·k of {where}, split by where query and key come from (one colour scale)",
         )
     if not _adds_position(trace):
         pairs = {name: part[:n, :n] for name, part in trace.score_parts(layer, head, sentence, by="pair").items()}
         panels = pair_panels(pairs) + [("q·k (the sum)", sum(pairs.values()))]
-        content.figures["pair-maps"] = part_maps_figure(
-            [(name, matrix.numpy()) for name, matrix in panels],
-            labels,
-            labels,
-            masked=masked,
-            title=f"Raw score q·k of {where}, split by how fast the rotary pairs turn (one colour scale)",
+        content.figures["pair-maps"] = maps_figure(
+            panels, labels, masked, f"Raw score q·k of {where}, split by how fast the rotary pairs turn (one colour scale)"
         )
     ranked = sorted(parts, key=lambda name: abs(float(parts[name][query, key])), reverse=True)
     named, others = ranked[:BAR_PARTS], ranked[BAR_PARTS:]
@@ -152,7 +160,12 @@ def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, g
         content.figures["score-parts"] = parts_bar_figure(
             named, bar_values, score, title=f"Query “{query_label}” ({query}) and key “{key_label}” ({key}), {where}: q·k = {score:.4g}"
         )
-    content.tables["parts"] = tidy_parts(parts, layer, head, n)
+    if n <= TABLE_TOKENS:
+        content.tables["parts"] = tidy_parts(parts, layer, head)
+    else:
+        content.tables["parts"] = tidy_parts(parts, layer, head, queries=[query])
+        every_row = n * n * len(parts)
+        content.notice("parts-one-row", f"The table of parts holds query {query}'s row only (every row would be {every_row:,} lines).", "caption")
     content.values.update(score=score, query=query, key=key, parts=dict(zip(named, bar_values)), group=group)
 
     norm = "LayerNorm" if _adds_position(trace) else "RMSNorm"
