@@ -445,3 +445,13 @@ def head_position_shares(trace, layer: int, sentence: int = 0) -> list[HeadShare
         share = sum(lifts[name] for name in positional) / total if total > 0 else float("nan")
         shares.append(HeadShare(layer, head, share, total, badge_for(share) if total > 0 else "mixed", "fast pairs" if rotary else "position parts"))
     return shares
+
+
+def position_share_grid(trace, sentence: int = 0) -> tuple[Tensor, list[list[str]]]:
+    """Every head's position share, `[n_layers, n_heads]`, and its badge `[layer][head]` (for a grid of heads).
+
+    See `head_position_shares`; a head whose scores never lift (NaN share) has the badge "mixed".
+    """
+    rows = [head_position_shares(trace, layer, sentence) for layer in range(trace.n_layers)]
+    shares = torch.tensor([[head.position_share for head in row] for row in rows], dtype=torch.float64)
+    return shares, [[head.badge for head in row] for row in rows]
