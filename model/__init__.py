@@ -3,6 +3,7 @@
 from model import load_model
 trace = load_model("toy").trace(["The cat sat on the mat."], mask="causal")
 stages = trace.stages(layer=0)   # scores_raw, scores_scaled, scores_masked, pattern, z
+parts = trace.score_parts(layer=0, head=2)  # "token·position" → [query_pos, key_pos]; they sum to scores_raw
 """
 
 from model.attention import AttentionStages, MaskSpec, attention_stages

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 from torch import Tensor, nn
 
 from model.attention import MaskSpec
 from model.interface import TracedRun, traced_run
+from model.score_parts import LayerWeights, Norm, ScoreWeights
 from model.tokenizers import HFTokenizer, Tokenizer
 from model.toy import ToyTransformer
 from model.trace import InputError, Trace, last_position_logits, pad_batch, prepare_texts
@@ -203,11 +205,31 @@ class ToyModel(TracedModel):
         position = self.module.pe[: input_ids.shape[1]]
         return InputRecipe("token + sinusoidal position", {"token": token, "position": position}, token + position)
 
+    @cached_property
+    def score_weights(self) -> ScoreWeights:
+        """W_Q, W_K, W_O and the attention LayerNorm of every block (views of the module's own tensors, so
+        training in place changes them too)."""
+        layers = []
+        for block in self.module.blocks:
+            attention, norm = block.attn, block.ln1
+            layers.append(
+                LayerWeights(
+                    norm=Norm("layer", norm.weight.detach(), norm.bias.detach(), norm.eps),
+                    W_Q=attention.W_Q.detach(),
+                    b_Q=attention.b_Q.detach(),
+                    W_K=attention.W_K.detach(),
+                    b_K=attention.b_K.detach(),
+                    W_O=attention.W_O.detach().reshape(self.n_heads, self.d_head, self.d_model),
+                    b_O=attention.b_O.detach(),
+                )
+            )
+        return ScoreWeights("pre-norm", tuple(layers))
+
     def _run(self, input_ids, key_valid, mask, scale, temperature, ablate, ablate_with, logits=True) -> dict:
         record: dict = {}
         output = self.module(input_ids, key_valid, mask, scale, temperature, record=record, ablate=ablate, ablate_with=ablate_with)
         record.pop("attend")
-        return dict(record, logits=output if logits else None)
+        return dict(record, logits=output if logits else None, score_weights=self.score_weights)
 
 
 @dataclass(frozen=True)
@@ -344,6 +366,73 @@ class HFModel(TracedModel):
     def _cut(self, text: str, tokens: list) -> list:
         return self.tokenizer.encode(text, max_length=self.n_ctx)  # keeps the closing [SEP]
 
+    def _projections(self, block: nn.Module) -> tuple[tuple[Tensor, Tensor], tuple[Tensor, Tensor], tuple[Tensor, Tensor]]:
+        """(W, b) of the query, key and output projections of one block, W as `[in, out]`."""
+
+        def weight_and_bias(linear: nn.Module) -> tuple[Tensor, Tensor]:
+            # nn.Linear keeps [out, in]; GPT-2's Conv1D keeps [in, out]
+            weight = linear.weight.detach().T if isinstance(linear, nn.Linear) else linear.weight.detach()
+            bias = linear.bias.detach() if linear.bias is not None else torch.zeros(weight.shape[1])
+            return weight, bias
+
+        output = weight_and_bias(_get(block, self.architecture.output_projection))
+        if self.family == "gpt2":
+            weight, bias = weight_and_bias(block.attn.c_attn)  # q, k and v side by side
+            d = self.d_model
+            return (weight[:, :d], bias[:d]), (weight[:, d : 2 * d], bias[d : 2 * d]), output
+        if self.family == "bert":
+            attention = block.attention.self
+            return weight_and_bias(attention.query), weight_and_bias(attention.key), output
+        if self.family == "distilbert":
+            return weight_and_bias(block.attention.q_lin), weight_and_bias(block.attention.k_lin), output
+        return weight_and_bias(block.self_attn.q_proj), weight_and_bias(block.self_attn.k_proj), output
+
+    def _attention_norm(self, block: nn.Module) -> Norm | None:
+        """The norm a pre-norm block applies before attention; None for post-norm BERT and DistilBERT."""
+        if self.family == "gpt2":
+            norm = block.ln_1
+            return Norm("layer", norm.weight.detach(), norm.bias.detach(), norm.eps)
+        if self.family in ("bert", "distilbert"):
+            return None
+        norm = block.input_layernorm
+        if self.family == "gemma":  # Gemma multiplies by 1 + γ
+            return Norm("rms", 1.0 + norm.weight.detach().float(), None, norm.eps)
+        return Norm("rms", norm.weight.detach(), None, norm.variance_epsilon)
+
+    @cached_property
+    def score_weights(self) -> ScoreWeights:
+        """What `model.score_parts` needs from this model: its own tensors, split by head (views, no copies)."""
+        h, kv, d, m = self.n_heads, self.n_kv_heads, self.d_head, self.d_model
+        layers = []
+        for block in _get(self.base, self.architecture.layers):
+            (w_q, b_q), (w_k, b_k), (w_o, b_o) = self._projections(block)
+            layers.append(
+                LayerWeights(
+                    norm=self._attention_norm(block),
+                    W_Q=w_q.reshape(m, h, d).permute(1, 0, 2),  # [head, d_model, d_head]
+                    b_Q=b_q.reshape(h, d),
+                    W_K=w_k.reshape(m, kv, d).permute(1, 0, 2),  # [kv_head, d_model, d_head]
+                    b_K=b_k.reshape(kv, d),
+                    W_O=w_o.reshape(h, d, m),  # [head, d_head, d_model]
+                    b_O=b_o,
+                )
+            )
+        if self.family in ("bert", "distilbert"):
+            embeddings = self.base.embeddings
+            norm = embeddings.LayerNorm
+            token_type = embeddings.token_type_embeddings.weight[0].detach() if self.family == "bert" else None
+            input_norm = Norm("layer", norm.weight.detach(), norm.bias.detach(), norm.eps)
+            return ScoreWeights("post-norm", tuple(layers), input_norm=input_norm, token_type=token_type)
+        rotary = getattr(self.base, "rotary_emb", None)
+        if rotary is None:
+            return ScoreWeights("pre-norm", tuple(layers))
+        return ScoreWeights(
+            "pre-norm",
+            tuple(layers),
+            inv_freq=rotary.inv_freq.detach().float(),
+            rotary_scale=float(getattr(rotary, "attention_scaling", 1.0)),
+        )
+
     def position_matrix(self, n_positions: int) -> Tensor:
         n = min(n_positions, self.n_ctx)
         if self.architecture.position_embeddings is None:
@@ -423,4 +512,5 @@ class HFModel(TracedModel):
             v=run.v,
             divisors=tuple(run.divisors),
             logits=getattr(output, "logits", None) if self.lm_head and logits else None,
+            score_weights=self.score_weights,
         )

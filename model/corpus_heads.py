@@ -392,7 +392,7 @@ def _summarise_batch(model, summary: CorpusSummary, batch: list[tuple[int, int, 
     trace = model.trace([text for _, _, text in batch], logits=False)
     if len(trace.texts) != len(batch):
         raise RuntimeError("the trace dropped a sentence that was checked to have tokens")
-    own = dict(mask=trace.model_mask, scale=trace.model_scale, temperature=trace.model_temperature)  # the model as it ran
+    own = dict(mask=trace.mask, scale=trace.scale, temperature=trace.temperature)  # the model as it ran
     patterns = torch.stack([trace.pattern(layer, **own) for layer in range(trace.n_layers)], dim=1)  # [batch, layer, head, query_pos, key_pos]
     for row, (_, index, _) in enumerate(batch):
         n = len(trace.tokens[row])

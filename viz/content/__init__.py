@@ -16,6 +16,7 @@ from viz.content.page import Notice, PageContent
 from viz.content.positional import positional_page
 from viz.content.settings import AttentionDisplay, Settings, run_model
 from viz.content.tokens import tokens_page
+from viz.content.why import why_page
 
 __all__ = [
     "AttentionDisplay",
@@ -28,4 +29,5 @@ __all__ = [
     "positional_page",
     "run_model",
     "tokens_page",
+    "why_page",
 ]

@@ -1,0 +1,241 @@
+"""The "Why does this head look there?" page: one head's raw scores split into named parts.
+
+See `model.score_parts` for the maths. The page shows maps of the parts (one colour scale), the parts of
+the score of one (query, key) pair, for rotary models the pairs of dimensions and the score slid to
+other distances, and every head's position share with its badge.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import torch
+
+from model.score_parts import (
+    CONTENT_MAX,
+    FAST_PAIR_FRACTION,
+    POSITIONAL_MIN,
+    fast_pairs,
+    head_position_shares,
+    is_position_only,
+    rotary_pairs,
+    split_name,
+)
+from viz.content.common import fit, sentence_labels
+from viz.content.page import PageContent
+from viz.labels import safe_label
+from viz.score_parts import distance_curve_figure, head_shares_figure, pair_bar_figure, part_maps_figure, parts_bar_figure
+
+FIRST_LAYER_MAPS = ("token·token", "token·position", "position·token", "position·position")
+TOP_MAPS = 4  # later layers and rotary models: the parts with the largest mean size get a map each
+BAR_PARTS = 12  # the bar of one score names this many parts; the rest are summed
+MIN_DISTANCES = 64  # the score-against-distance curve reaches at least this far
+TABLE_TOKENS = 64  # beyond this many tokens the CSV holds the chosen query's row only
+TIDY_COLUMNS = ("layer", "head", "query_position", "key_position", "query_source", "key_source", "value")
+
+
+def default_pair(trace, layer: int, head: int, sentence: int) -> tuple[int, int]:
+    """The sentence's last token as the query, and the key it gives the most weight."""
+    query = len(trace.tokens[sentence]) - 1
+    key = int(trace.pattern(layer, sentence)[head, query].argmax())
+    return query, key
+
+
+def _adds_position(trace) -> bool:
+    return trace.positional_kind != "rotary"
+
+
+def map_panels(trace, parts: dict[str, torch.Tensor], layer: int, allowed: torch.Tensor) -> list[tuple[str, torch.Tensor]]:
+    """The panels of the maps, which sum to the score: the four first-layer parts and the bias terms, or
+    the largest parts and the rest."""
+    if _adds_position(trace) and layer == 0 and set(FIRST_LAYER_MAPS) <= set(parts):
+        chosen = list(FIRST_LAYER_MAPS)
+        rest_name = "bias and token-type terms" if any("token type" in name for name in parts) else "bias terms"
+    else:
+        size = {name: float(part[allowed].abs().mean()) for name, part in parts.items()}
+        chosen = sorted(parts, key=size.get, reverse=True)[:TOP_MAPS]
+        rest_name = "every other part"
+    panels = [(name, parts[name]) for name in chosen]
+    rest = [part for name, part in parts.items() if name not in chosen]
+    if rest:
+        panels.append((rest_name, sum(rest)))
+    panels.append(("q·k (the sum)", sum(parts.values())))
+    return panels
+
+
+def pair_panels(pairs: dict[str, torch.Tensor]) -> list[tuple[str, torch.Tensor]]:
+    """Rotary: the fastest pairs' part of the score and the other pairs' part (they sum to the score)."""
+    n_fast = fast_pairs(len(pairs))
+    values = list(pairs.values())
+    return [(f"the {n_fast} fastest pairs", sum(values[:n_fast])), (f"the other {len(values) - n_fast} pairs", sum(values[n_fast:]))]
+
+
+def tidy_parts(parts: dict[str, torch.Tensor], layer: int, head: int, queries=None) -> pd.DataFrame:
+    """One row per part and (query, key) of the sentence's tokens (`queries`: the query positions kept,
+    default all): layer, head, query_position, key_position, query_source, key_source, value."""
+    n_tokens = next(iter(parts.values())).shape[-1]
+    rows = np.arange(n_tokens) if queries is None else np.asarray(queries)
+    query_positions, key_positions = np.meshgrid(rows, np.arange(n_tokens), indexing="ij")
+    frames = []
+    for name, part in parts.items():
+        query_source, key_source = split_name(name)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "layer": layer,
+                    "head": head,
+                    "query_position": query_positions.ravel(),
+                    "key_position": key_positions.ravel(),
+                    "query_source": query_source,
+                    "key_source": key_source,
+                    "value": part[rows].numpy().ravel(),
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)[list(TIDY_COLUMNS)]
+
+
+def maps_figure(panels: list[tuple[str, torch.Tensor]], labels: list[str], masked: np.ndarray, title: str):
+    """`part_maps_figure` of the panels, as means of blocks of tokens beyond `FULL_RESOLUTION` tokens
+    (means over the cells a query may attend to, so the panels' blocks still add up to the sum's)."""
+    matrices = {name: np.where(masked, np.nan, matrix.numpy()) for name, matrix in panels}
+    reduced, block_labels, block_masked, block = fit(matrices, labels, masked, weights=())
+    if block > 1:
+        title += f" (means of {block}×{block} blocks)"
+    return part_maps_figure(list(reduced.items()), block_labels, block_labels, masked=block_masked, title=title)
+
+
+def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, group: str | None = None) -> PageContent:
+    """Figures `part-maps` and `score-parts` (when the score has more than one source part), `head-shares`;
+    for rotary models also `pair-maps`, `pair-parts` and `score-by-distance`. Table `parts` (tidy CSV). Values `score`, `query`, `key`, `parts` (name → value
+    at the pair), `shares`, `badges`.
+
+    The layer, head (the first of `settings.heads`) and sentence come from `settings`; `pair` is the
+    (query, key) of the bar (default: the last token and the key it gives the most weight); `group` how
+    finely earlier layers are split ("layer", "head" or "kind"; default "kind" beyond the first layer).
+    """
+    content = PageContent()
+    layer, sentence = settings.layer, settings.sentence
+    head = settings.heads[0] if settings.heads else 0
+    n = len(trace.tokens[sentence])
+    labels = sentence_labels(trace, sentence)[:n]
+    if trace.score_weights is not None and trace.score_weights.layout == "post-norm" and layer > 0:
+        content.notice(
+            "post-norm-later-layer",
+            f"{model.name if model else trace.model_name} normalises after each sub-layer (post-norm); its scores are split at the first layer only.",
+            "warning",
+        )
+        return content
+    group = group or ("layer" if layer == 0 else "kind")
+    query, key = pair if pair is not None else default_pair(trace, layer, head, sentence)
+    if not (0 <= query < n and 0 <= key < n):
+        raise IndexError(f"(query, key) = ({query}, {key}) out of range 0…{n - 1}")
+
+    parts = {name: part[:n, :n] for name, part in trace.score_parts(layer, head, sentence, group=group).items()}
+    allowed = (trace.attend()[sentence, 0] & trace.key_valid[sentence][:, None])[:n, :n]
+    score = float(sum(part[query, key] for part in parts.values()))
+    where = f"layer {layer}, head {head}"
+    masked = ~allowed.numpy()
+    if len(parts) > 1:  # a single part (the first layer of a rotary model without biases) is the score itself
+        content.figures["part-maps"] = maps_figure(
+            map_panels(trace, parts, layer, allowed),
+            labels,
+            masked,
+            f"Raw score q·k of {where}, split by where query and key come from (one colour scale)",
+        )
+    if not _adds_position(trace):
+        pairs = {name: part[:n, :n] for name, part in trace.score_parts(layer, head, sentence, by="pair").items()}
+        panels = pair_panels(pairs) + [("q·k (the sum)", sum(pairs.values()))]
+        content.figures["pair-maps"] = maps_figure(
+            panels, labels, masked, f"Raw score q·k of {where}, split by how fast the rotary pairs turn (one colour scale)"
+        )
+    ranked = sorted(parts, key=lambda name: abs(float(parts[name][query, key])), reverse=True)
+    named, others = ranked[:BAR_PARTS], ranked[BAR_PARTS:]
+    bar_values = [float(parts[name][query, key]) for name in named]
+    if others:
+        named = [*named, f"the other {len(others)} parts"]
+        bar_values.append(sum(float(parts[name][query, key]) for name in others))
+    query_label, key_label = safe_label(labels[query]), safe_label(labels[key])
+    if len(parts) > 1:
+        content.figures["score-parts"] = parts_bar_figure(
+            named, bar_values, score, title=f"Query “{query_label}” ({query}) and key “{key_label}” ({key}), {where}: q·k = {score:.4g}"
+        )
+    if n <= TABLE_TOKENS:
+        content.tables["parts"] = tidy_parts(parts, layer, head)
+    else:
+        content.tables["parts"] = tidy_parts(parts, layer, head, queries=[query])
+        every_row = n * n * len(parts)
+        content.notice("parts-one-row", f"The table of parts holds query {query}'s row only (every row would be {every_row:,} lines).", "caption")
+    content.values.update(score=score, query=query, key=key, parts=dict(zip(named, bar_values)), group=group)
+
+    norm = "LayerNorm" if _adds_position(trace) else "RMSNorm"
+    content.notice(
+        "held-norm",
+        f"Each part is computed with the {norm}'s divisor of every token held at the value this run used, which makes "
+        f"the norm linear; the parts add up to q·k = {score:.4g} at the pair shown.",
+        "caption",
+    )
+    position_parts = [name for name in parts if is_position_only(name)]
+    if position_parts and layer == 0:
+        position_value = sum(float(parts[name][query, key]) for name in position_parts)
+        content.notice("position-at-pair", f"Parts made of position alone give {position_value:+.4g} of the {score:.4g} at this pair.", "caption")
+
+    if not _adds_position(trace):
+        view = rotary_pairs(trace, layer, head, query, key, sentence)
+        n_fast = fast_pairs(len(view.theta))
+        content.figures["pair-parts"] = pair_bar_figure(
+            view.theta.numpy(),
+            view.contribution.numpy(),
+            n_fast=n_fast,
+            title=f"q·k of “{query_label}” and “{key_label}” ({where}) pair by pair: |q_p| |k_p| cos(φ_p + {view.distance}·θ_p)",
+        )
+        distances = np.arange(0, max(MIN_DISTANCES, 2 * n))
+        fast = view.theta >= view.theta[n_fast - 1]
+        curves = {
+            "every pair": view.at_distance(distances).numpy(),
+            f"the {n_fast} fastest pairs": _pairs_at(view, fast, distances),
+            f"the other {len(view.theta) - n_fast} pairs": _pairs_at(view, ~fast, distances),
+        }
+        content.figures["score-by-distance"] = distance_curve_figure(
+            distances,
+            curves,
+            actual_distance=view.distance,
+            actual_score=float(view.contribution.sum()),
+            title=f"The same query and key slid apart: q·k against distance ({where})",
+        )
+        fast_value = float(view.contribution[fast].sum())
+        content.notice(
+            "pairs-at-pair",
+            f"At distance {view.distance}, the {n_fast} fastest pairs give {fast_value:+.4g} and the other pairs "
+            f"{float(view.contribution[~fast].sum()):+.4g} of q·k = {float(view.contribution.sum()):.4g}.",
+            "caption",
+        )
+        content.values.update(pair_contributions=view.contribution.tolist(), thetas=view.theta.tolist())
+
+    shares = head_position_shares(trace, layer, sentence)
+    measure = (
+        f"the fastest {FAST_PAIR_FRACTION:.0%} of the rotary pairs"
+        if not _adds_position(trace)
+        else "the parts made of position alone" + ("" if layer == 0 else " (the position embedding as this layer reads it directly)")
+    )
+    content.figures["head-shares"] = head_shares_figure(
+        [s.position_share for s in shares],
+        [s.badge for s in shares],
+        thresholds=(CONTENT_MAX, POSITIONAL_MIN),
+        title=f"Layer {layer}: the share of each head's lift that {measure} make",
+    )
+    content.notice(
+        "share-measure",
+        "Lift: for each query, the pattern-weighted score minus the mean score over the keys it may see, summed over "
+        f"the queries. Badge: positional at {POSITIONAL_MIN:.0%} or more, content at {CONTENT_MAX:.0%} or less, mixed between.",
+        "caption",
+    )
+    content.values.update(shares=[s.position_share for s in shares], badges=[s.badge for s in shares])
+    return content
+
+
+def _pairs_at(view, chosen: torch.Tensor, distances) -> np.ndarray:
+    """The score at each distance from the chosen pairs only."""
+    d = torch.as_tensor(distances, dtype=torch.float64)[:, None]
+    angles = view.phase[chosen][None, :] + d * view.theta[chosen][None, :]
+    return (view.query_norm[chosen] * view.key_norm[chosen] * torch.cos(angles)).sum(dim=-1).numpy()
