@@ -1,18 +1,10 @@
-"""The JavaScript of the app's components (ui/components/), served as files at app/static/.
+"""The files the browser loads from app/static/: the components' JavaScript (ui/components/) and plotly.js.
 
-Registered inline (`st.components.v2.component(js=...)`), a component's code travels in every element
-Streamlit sends for it: each chart's message carried the 45 KB of chart.js, live.js and save_file.js.
-The Attention page's twelve charts sent 540 KB of code with a new view's 200 KB of figures at 16 tokens,
-and on every rerun Streamlit serialised and hashed all of it again (for its message cache) before it
-sent a reference instead. The code is now written once to static/ beside app.py, under a name that
-carries its hash (content-addressed: a browser may keep it), and the component is registered with a
-loader of a few lines that imports it once per page.
-
-plotly.js comes from the same folder: the cartesian bundle that `make install` fetched from the npm registry (
-a third of the code to evaluate), else the whole plotly.js of the plotly package, written there once.
-
-No Streamlit here: `make serve` (deploy/serve.py) writes the files before it copies static/ for nginx;
-ui/chart.py and ui/head_view.py register the components with `component_js`.
+A component registered with its code inline sends that code with every element (45 KB a chart). Instead
+the code is written once to static/ under a name that carries its hash, and the component is registered
+with a loader of a few lines that imports it once per page (docs/performance.md). plotly.js: the cartesian
+bundle that `make install` fetched, else the plotly package's whole plotly.js, written there once.
+No Streamlit here: `make serve` (deploy/serve.py) writes the files too, before it copies static/ for nginx.
 """
 
 from __future__ import annotations
@@ -32,10 +24,8 @@ MODULES = {
     "av-head-view": ("head_view/head_view.js", "save_file.js"),
 }
 
-# The loader. Its path is resolved from the frontend's entry script (<base>/static/js/index.….js), as
-# chart.js finds plotly.js: a base URL path or a proxy in front changes nothing. The module is imported
-# once; until then each call waits for it, in order. Neither component returns a cleanup function
-# (chart.js, head_view.js), so nothing is lost while the module loads.
+# The loader: the path is resolved from the frontend's entry script, so a base URL path or a proxy in front
+# changes nothing; the module is imported once, and until then each call waits for it, in order.
 LOADER = """// ui/assets.py: this component's code is served at %(path)s and imported once per page
 let loaded = null;
 let loading = null;
@@ -71,10 +61,7 @@ def write(module: str, folder: Path = STATIC) -> Path:
     text = code(module)
     path = folder / file_name(module, text)
     if not (path.is_file() and path.read_text(encoding="utf-8") == text):
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.part")
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(path)
+        _write(path, text)
     for old in folder.glob(f"{module}-*.js"):
         if old != path:
             old.unlink(missing_ok=True)
@@ -125,12 +112,17 @@ def plotly_script(folder: Path = STATIC) -> str | None:
         from plotly.offline import get_plotlyjs
 
         bundle = folder / WHOLE.format(version=plotly_version())
-        if not bundle.is_file():
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-                partial = bundle.with_name(f"{bundle.name}.{os.getpid()}.part")
-                partial.write_text(get_plotlyjs(), encoding="utf-8")
-                partial.replace(bundle)
-            except OSError:
-                return None
+        try:
+            if not bundle.is_file():
+                _write(bundle, get_plotlyjs())
+        except OSError:
+            return None
     return SERVED + bundle.name
+
+
+def _write(path: Path, text: str) -> None:
+    """`text` into `path` atomically: several app processes may start together."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.part")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
