@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 
 from model import InputError, load_model
@@ -38,13 +39,13 @@ def test_the_page_holds_every_section(summary):
     }
     assert {"top-examples", "head-statistics", "compare", "grid"} <= set(content.tables)
     assert len(content.tables["grid"]) == summary.n_layers * summary.n_heads
-    bars = content.figures["by-offset"].data[0]
+    bars = go.Figure(content.figures["by-offset"]).data[0]
     by_offset = summary.by_offset(1, 0)
     assert [float(v) for v in bars.y] == pytest.approx([by_offset[o] for o in OFFSETS])
     peak = max(by_offset, key=by_offset.get)
     caption = next(n.text for n in content.notices if n.id == "offset-caption")
     assert f"offset {peak:+d}" in caption
-    shares = content.figures["badge-shares"].data[0]
+    shares = go.Figure(content.figures["badge-shares"]).data[0]
     assert [float(v) for v in shares.x] == pytest.approx([summary.badge_share(1, 0)[b] for b in BADGES])
     assert content.values["top_badge_share"] == max(summary.badge_share(1, 0).values())
 
@@ -55,10 +56,10 @@ def test_examples_are_paged_and_escaped(summary):
     assert table["rank"].tolist() == [6, 7, 8, 9, 10]
     expected = summary.top_examples(0, 1)[5:10]
     assert table["weight"].tolist() == pytest.approx([round(w, 4) for *_, w in expected])
-    figure = content.figures["top-examples"]
+    figure = go.Figure(content.figures["top-examples"])
     assert [float(x) for x in figure.data[0].x] == pytest.approx([w for *_, w in expected])
     assert content.values["examples_pages"] == 3
-    everything = examples_section(summary, 0, 1, page=0, page_size=12).figures["top-examples"]
+    everything = go.Figure(examples_section(summary, 0, 1, page=0, page_size=12).figures["top-examples"])
     hostile = len(SENTENCES) - 1
     texts = [a.text for a in everything.layout.annotations]
     if any(s == hostile for s, *_ in summary.top_examples(0, 1)):
@@ -67,7 +68,7 @@ def test_examples_are_paged_and_escaped(summary):
 
 
 def test_markup_in_a_sentence_is_shown_as_text():
-    figure = top_examples_figure([dict(rank=1, weight=0.5, tokens=["<script>", " cat", " <b>"], query=2, key=0)], title="t")
+    figure = go.Figure(top_examples_figure([dict(rank=1, weight=0.5, tokens=["<script>", " cat", " <b>"], query=2, key=0)], title="t"))
     text = figure.layout.annotations[0].text
     assert "&lt;script&gt;" in text and "&lt;b&gt;" in text and "<script>" not in text
     csv = table_csv(pd.DataFrame({"key_token": ["=", "+1", "@x", "-2", "cat"]}))

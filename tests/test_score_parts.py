@@ -297,11 +297,10 @@ def test_smollm2_parts_pairs_and_slide(smollm2_trace):
 
 
 def figure_checked(fig):
-    """The figure, after plotly validated a copy of it (the page builds it without validation)."""
+    """The figure (a plotly dict) as plotly validates it (the page builds it without validation)."""
     import plotly.graph_objects as go
 
-    go.Figure(fig.to_dict())
-    return fig
+    return go.Figure(fig)
 
 
 def test_why_page_toy():
@@ -348,7 +347,7 @@ def test_why_page_later_layer_and_post_norm(tiny_model_dir):
     assert n > 128 and "parts-one-row" in long.notice_ids()
     assert len(long.tables["parts"]) == n * len(long_trace.score_parts(1, 0, group="kind"))
     assert set(long.tables["parts"]["query_position"]) == {n - 1}
-    assert all(len(t["z"]) == 128 for t in long.figures["part-maps"].data)  # blocks of tokens
+    assert all(len(t["z"]) == 128 for t in figure_checked(long.figures["part-maps"]).data)  # blocks of tokens
     bert = load_model(str(tiny_model_dir("bert")))
     later = why_page(Settings(layer=1, heads=(0,)), bert.trace(WORDPIECE_TEXTS), bert)
     assert later.notice_ids() == ["post-norm-later-layer"] and not later.figures
