@@ -354,8 +354,10 @@ class HFModel(TracedModel):
     def output_projection(self, layer: int) -> tuple[Tensor, Tensor]:
         """W_O `[head · d_head, d_model]` and b_O `[d_model]` (zeros when the model has none) of one layer."""
         linear = self._projection_module(layer)
-        bias = linear.bias if linear.bias is not None else torch.zeros(linear.out_features)
-        return linear.weight.detach().T, bias.detach()
+        # nn.Linear keeps its weight as [out, in]; GPT-2's Conv1D as [in, out] already
+        weight = linear.weight.T if isinstance(linear, nn.Linear) else linear.weight
+        bias = linear.bias if linear.bias is not None else torch.zeros(weight.shape[1])
+        return weight.detach(), bias.detach()
 
     @torch.no_grad()
     def attention_output(self, layer: int, z: Tensor) -> Tensor:

@@ -292,3 +292,16 @@ def test_engine_benchmark_times_the_trace_against_the_eager_forward(loaded):
     report = engine.format_report(dict(forward_vs_trace=[row], peak_memory=[]))
     verdict = "meets" if row["ratio"] <= engine.TARGET_RATIO else "misses"
     assert f"{row['ratio']:.2f}" in report and f"{verdict} the target ≤1.3×" in report
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt2", "llama"])
+def test_output_projection_is_the_matrix_the_layer_multiplies_by(loaded, kind):
+    """W_O and b_O as shown on the page: z (heads side by side) · W_O + b_O is the layer's own output step,
+    whether the model keeps its weight as nn.Linear ([out, in]) or as GPT-2's Conv1D ([in, out])."""
+    model = loaded(kind)[0]
+    trace = model.trace(BATCH)
+    z = torch.randn(2, model.n_heads, 5, trace.d_head)
+    weight, bias = model.output_projection(0)
+    assert weight.shape == (model.n_heads * trace.d_head, weight.shape[1])
+    by_hand = z.transpose(1, 2).reshape(2, 5, -1) @ weight + bias
+    torch.testing.assert_close(by_hand, model.attention_output(0, z), atol=1e-5, rtol=1e-5)
