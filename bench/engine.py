@@ -106,7 +106,10 @@ def _rss_mb(field: str) -> float:
 
 def memory_child(name: str) -> dict:
     """In this (fresh) process: load, trace 512 tokens, draw the Attention page's figures; peak RSS."""
+    import plotly.io as pio
+
     from viz.content.attention import overview_figure, scaling_figures, stages_of_head
+    from viz.plain import plotly_dict
 
     model = load(name)
     text = text_of_tokens(model, N_TOKENS)
@@ -116,7 +119,7 @@ def memory_child(name: str) -> dict:
     stages = trace.stages(0)
     figures = {"stages": stages_of_head(trace, 0, 0, 0, stages), "overview": overview_figure(trace, 0)}
     figures.update(scaling_figures(trace, 0, 0, 0))
-    sizes = {key: len(figure.to_json()) for key, figure in figures.items()}
+    sizes = {key: len(pio.to_json(plotly_dict(figure), validate=False)) for key, figure in figures.items()}  # as plotly.js takes it
     return dict(
         model=name,
         tokens=int(trace.input_ids.shape[1]),

@@ -263,7 +263,10 @@ def bertviz_available() -> bool:
 
 def bertviz_vs_overview(model, folder: Path, text: str, repeats: int, timeout_s: float = 240) -> dict:
     """bertviz `model_view` HTML (in a subprocess) against our overview figure for the same attentions."""
+    import plotly.io as pio
+
     from viz.content.attention import overview_figure
+    from viz.plain import plotly_dict
 
     tokens = workload.n_tokens(model, text)
     theirs = run_worker(["bertviz", "--folder", str(folder), "--tokens", str(tokens)], timeout_s)
@@ -271,7 +274,7 @@ def bertviz_vs_overview(model, folder: Path, text: str, repeats: int, timeout_s:
     sizes = {}
 
     def ours() -> None:
-        sizes["bytes"] = len(overview_figure(trace, 0).to_json().encode("utf-8"))
+        sizes["bytes"] = len(pio.to_json(plotly_dict(overview_figure(trace, 0)), validate=False).encode("utf-8"))
 
     measured = timed(ours, repeats, 1)
     result = dict(tokens=tokens, ours_bytes=sizes["bytes"], ours_s=measured["median_s"])

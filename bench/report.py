@@ -188,8 +188,8 @@ def format_report(results: dict) -> str:
             "",
             f"2. Toggle → Attention page figures serialised (server seconds per change; target < {TOGGLE_SMALL:g} s up to "
             f"{TOGGLE_SMALL_UP_TO} tokens, < {TOGGLE_LARGE:g} s at 512 — sizes in between held to the 512 bound)",
-            "   run = the toy model's new forward pass (mask/scaling/temperature) (every model); figures = "
-            "stages_of_head (+ pattern_of_head for long inputs) + scaling_figures + overview_figure; json = fig.to_json()",
+            "   run = the model's forward pass under the new mask/scaling/temperature; figures = "
+            "stages_of_head (+ pattern_of_head for long inputs) + scaling_figures + overview_figure; json = plotly.io.to_json(viz.plain.plotly_dict(fig))",
         ]
         lines += _table(["model", "tokens", "toggle", "total", "run", "figures", "json", "target", ""], rows, right={1, 3, 4, 5, 6})
 
@@ -290,7 +290,7 @@ def format_report(results: dict) -> str:
                     _verdict(r["size_ratio"] >= BERTVIZ_RATIO if int(size) == BERTVIZ_AT else None),
                 ]
             )
-        lines.append("   bertviz in a fresh process per size (its peak RSS shown); time = model_view(..., html_action='return') vs overview_figure + to_json")
+        lines.append("   bertviz in a fresh process per size (its peak RSS shown); time = model_view(..., html_action='return') vs overview_figure + its JSON")
         lines += _table(
             ["tokens", "bertviz HTML", "bertviz time", "bertviz peak RSS", "overview JSON", "overview time", "size ratio", "time ratio", "target", ""],
             rows,

@@ -98,7 +98,7 @@ def figures(request, toy):
     return built
 
 
-def page_level_figures(n: int) -> dict[str, go.Figure]:
+def page_level_figures(n: int) -> dict[str, dict]:
     """The focus window (drawn by the page beyond 128 tokens), the renormalised view and the value step on a
     MiniLM-like pattern of ``n`` tokens with [CLS] and [SEP]."""
     rng = np.random.default_rng(0)

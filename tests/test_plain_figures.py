@@ -135,9 +135,11 @@ def test_a_plain_figure_has_the_screen_template_and_sends_what_plotly_s_figure_s
 def test_as_dict_takes_a_dict_as_it_is_and_a_go_figure_as_its_json():
     fig = plain.figure([dict(type="bar", x=["a"], y=[1.0])], {"title": plain.title("t")})
     assert plain.as_dict(fig) is fig
-    made = go.Figure(go.Bar(x=["a"], y=[1.0]), layout=dict(title="t"))
-    assert plain.as_dict(made) == made.to_plotly_json() and plain.as_dict(made)["layout"]["title"] == {"text": "t"}
-    assert as_json(plain.plotly_dict(made)) == validated(made)
+    made = go.Figure(go.Bar(x=["a"], y=np.array([1.0, 2.0], dtype=np.float32)), layout=dict(title="t"))
+    as_made = plain.as_dict(made)
+    assert is_figure_dict(as_made) and as_made["layout"]["title"] == {"text": "t"}
+    assert isinstance(as_made["data"][0]["y"], np.ndarray) and as_made["data"][0]["y"].tolist() == [1.0, 2.0]  # numbers, not base64
+    assert as_json(plain.plotly_dict(made)) == validated(made) == validated(as_made)
 
 
 @pytest.mark.parametrize("name", ["Viridis", "RdBu_r", "Twilight", "Cividis", "RdBu"])

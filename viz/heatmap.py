@@ -38,8 +38,9 @@ MAX_HOVER_CELLS = 20_000
 def _hover_text(query_labels: list[str], key_labels: list[str]) -> np.ndarray:
     """Per-cell hover text naming both tokens.  # [query_pos, key_pos]
 
-    A numpy array of strings, sent as the same nested lists: plotly copies a figure's data when it
-    builds it and again when it sends it, and one array is copied at once where n² strings one by one."""
+    A numpy array of strings, sent as the same nested lists: a figure holds an array as a view
+    (``plain.figure``) and the JSON encoder writes it at once, where a list of lists is copied n² strings
+    one by one."""
     keys = np.array([f"<br>key {k}: {label}" for k, label in enumerate(key_labels)])
     queries = np.array([f"query {q}: {q_label}" for q, q_label in enumerate(query_labels)])
     return np.char.add(queries[:, None], keys[None, :]) if len(queries) and len(keys) else np.empty((len(queries), len(keys)), dtype=str)

@@ -95,10 +95,14 @@ _SUBPLOT = re.compile(r"(xaxis|yaxis|coloraxis|scene|geo|polar|ternary|mapbox|ma
 
 
 def as_dict(fig) -> dict:
-    """The figure as a dict: a dict as it is, a ``go.Figure`` (or anything with ``to_plotly_json``) as its JSON."""
+    """The figure as a dict: a dict as it is, a ``go.Figure`` as the JSON of its traces and its layout.
+
+    Each part's ``to_plotly_json`` keeps numpy arrays as arrays, as the figure modules write them; the
+    figure's own ``to_plotly_json`` is its ``to_dict``, which turns them into plotly.js typed arrays
+    (``{"dtype", "bdata"}``) that code reading the numbers (the CSV export) would have to decode."""
     if isinstance(fig, dict):
         return fig
-    return fig.to_plotly_json()
+    return {"data": [trace.to_plotly_json() for trace in fig.data], "layout": fig.layout.to_plotly_json()}
 
 
 def _owned(value):
