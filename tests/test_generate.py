@@ -1,0 +1,169 @@
+"""Generation reads a growing key/value cache, and every number of a step is the one a full pass computes.
+
+For the toy, a random GPT-2, a random Llama (grouped-query: 4 query heads, 2 key/value heads) and SmolLM2:
+each step's query row equals the same row of one pass over the final text, the cache equals that pass's
+keys and values, and each step's logits equal that pass's logits at the step's position. Greedy runs equal
+transformers' own `generate`.
+"""
+
+import pytest
+import torch
+
+from model import InputError, load_model
+from model.generate import CannotGenerate, cut
+
+PROMPT = "The cat sat on the"
+N_NEW = 5
+
+
+@pytest.fixture(scope="module")
+def models(tiny_model_dir):
+    """name → loaded model (SmolLM2 comes from its session fixture, loaded once)."""
+    loaded = {"toy": load_model("toy")}
+    loaded["gpt2"] = load_model(str(tiny_model_dir("gpt2-lm")))
+    loaded["llama"] = load_model(str(tiny_model_dir("llama")))
+    return loaded
+
+
+def get_model(name, models, request):
+    return request.getfixturevalue("smollm2") if name == "smollm2" else models[name]
+
+
+def full_pass(model, run):
+    """One pass over the prompt and every token read (the last token written is never read)."""
+    return model.trace_ids(run.ids[:-1])
+
+
+@pytest.mark.parametrize("name", ["toy", "gpt2", "llama", "smollm2"])
+def test_each_step_equals_the_full_pass(name, models, request):
+    model = get_model(name, models, request)
+    run = model.generate("The capital of France is" if name == "smollm2" else PROMPT, N_NEW)
+    assert len(run.steps) == len(run.token_ids) == N_NEW and run.stopped == "length"
+    trace = full_pass(model, run)
+    n_prompt = len(run.prompt_ids)
+    for step in run.steps:
+        assert step.position == n_prompt - 1 + step.index
+        assert step.read_id == run.ids[step.position] and step.chosen == run.ids[step.position + 1]
+        assert step.pattern.shape == (model.n_layers, model.n_heads, step.position + 1)
+        full_rows = torch.stack([trace.pattern(layer, 0)[:, step.position, : step.n_keys] for layer in range(model.n_layers)])
+        torch.testing.assert_close(step.pattern, full_rows, atol=1e-5, rtol=0)
+        # q, k and v are not bounded like weights (SmolLM2's reach ±10): equal to float32 rounding, relative 1e-5
+        torch.testing.assert_close(step.query, trace.q[:, 0, :, step.position], atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(step.logits, trace.logits[0, step.position], atol=1e-4, rtol=0)
+        torch.testing.assert_close(step.pattern.sum(-1), torch.ones(model.n_layers, model.n_heads), atol=1e-5, rtol=0)
+        # the cache this step read: one key/value head per group of query heads, repeated as the full trace stores it
+        group = run.group_size
+        keys, values = step.keys.repeat_interleave(group, dim=1), step.values.repeat_interleave(group, dim=1)
+        torch.testing.assert_close(keys, trace.k[:, 0, :, : step.n_keys], atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(values, trace.v[:, 0, :, : step.n_keys], atol=1e-5, rtol=1e-5)
+        assert step.cache_bytes == run.cache_bytes_for(step.n_keys) == 2 * model.n_layers * run.n_kv_heads * model.d_head * 4 * step.n_keys
+
+
+@pytest.mark.parametrize("name", ["toy", "llama"])
+def test_the_cache_is_the_models_own_and_grows_by_one_row(name, models, request):
+    """Each row was written once, by the step that read its token: the model's own cache at the end holds the
+    same rows, so no step changed an earlier one."""
+    model = get_model(name, models, request)
+    run = model.generate(PROMPT, 4)
+    own = run.cache
+    own_keys = own.keys if name == "toy" else [layer.keys for layer in own.layers]
+    own_values = own.values if name == "toy" else [layer.values for layer in own.layers]
+    for layer in range(model.n_layers):
+        assert torch.equal(run.keys[layer], own_keys[layer][0]) and torch.equal(run.values[layer], own_values[layer][0])
+    sizes = [step.n_keys for step in run.steps]
+    assert sizes == list(range(len(run.prompt_ids), len(run.prompt_ids) + 4))
+    assert [b.cache_bytes - a.cache_bytes for a, b in zip(run.steps, run.steps[1:])] == [run.cache_bytes_for(1)] * 3
+    real = sum(t.numel() * t.element_size() for t in (*own_keys, *own_values))
+    assert real == run.steps[-1].cache_bytes
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama", "smollm2"])
+def test_greedy_equals_transformers_generate(name, models, request):
+    model = get_model(name, models, request)
+    n_new = 6
+    run = model.generate("The capital of France is", n_new)
+    input_ids = torch.tensor([run.prompt_ids])
+    with torch.no_grad():
+        expected = model.module.generate(input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=n_new, do_sample=False)
+    assert run.token_ids == expected[0, len(run.prompt_ids) :].tolist()
+    assert run.text == model.tokenizer.decode(run.token_ids)
+    assert all(step.rank == 1 for step in run.steps)
+
+
+def test_smollm2_writes_paris_with_grouped_heads(smollm2):
+    run = smollm2.generate("The capital of France is", 2)
+    assert run.text.startswith(" Paris")
+    assert run.steps[0].candidates[0].text == " Paris" and run.steps[0].candidates[0].rank == 1
+    assert 0.7 < run.steps[0].probability < 0.85  # the model's own 77%, as the Next token page shows
+    assert (run.n_heads, run.n_kv_heads, run.d_head, run.group_size) == (9, 3, 64, 3)
+    assert run.kv_groups() == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    n_keys = run.steps[-1].n_keys
+    assert run.steps[-1].cache_bytes == 2 * 30 * 3 * 64 * 4 * n_keys
+    assert run.cache_bytes_for(n_keys, n_kv_heads=9) == 3 * run.steps[-1].cache_bytes
+
+
+def test_a_seeded_sample_is_reproducible_and_differs_across_seeds():
+    model = load_model("toy-random")  # random weights: a flat distribution, so two seeds part quickly
+    first = model.generate(PROMPT, 8, temperature=1.0, seed=1)
+    again = model.generate(PROMPT, 8, temperature=1.0, seed=1)
+    other = model.generate(PROMPT, 8, temperature=1.0, seed=2)
+    assert first.token_ids == again.token_ids
+    assert first.token_ids != other.token_ids
+    assert any(step.rank > 1 for step in first.steps)  # it drew, rather than took the most likely
+    for step in first.steps:
+        torch.testing.assert_close(step.probabilities, torch.softmax(step.logits, -1), atol=1e-6, rtol=0)
+
+
+def test_temperature_scales_the_distribution():
+    model = load_model("toy")
+    step = model.generate(PROMPT, 1, temperature=2.0).steps[0]
+    assert step.temperature == 2.0
+    torch.testing.assert_close(step.distribution, torch.softmax(step.logits / 2.0, -1))
+    greedy = model.generate(PROMPT, 1).steps[0]
+    assert greedy.temperature == 1.0 and greedy.chosen == int(greedy.logits.argmax()) and greedy.n_kept == model.tokenizer.d_vocab
+
+
+def test_top_k_and_top_p_cut():
+    distribution = torch.tensor([0.05, 0.4, 0.1, 0.3, 0.15])
+    assert cut(distribution, top_k=2).tolist() == [False, True, False, True, False]
+    assert cut(distribution, top_p=0.7).tolist() == [False, True, False, True, False]  # 0.4 + 0.3 reaches 0.7
+    assert cut(distribution, top_p=0.71).tolist() == [False, True, False, True, True]  # one more is needed
+    assert cut(distribution, top_p=0.01).tolist() == [False, True, False, False, False]  # the most likely is always kept
+    # top-p reads what top-k left, renormalised: 0.4 / 0.7 < 0.6 ≤ (0.4 + 0.3) / 0.7
+    assert cut(distribution, top_k=2, top_p=0.6).tolist() == [False, True, False, True, False]
+    assert cut(distribution, top_k=3, top_p=0.5).tolist() == [False, True, False, True, False]
+
+    model = load_model("toy-random")
+    run = model.generate(PROMPT, 6, temperature=1.0, top_k=5, top_p=0.9, seed=0)
+    for step in run.steps:
+        kept = step.kept.nonzero().flatten()
+        assert 1 <= len(kept) <= 5 and bool(step.kept[step.chosen])
+        top5 = torch.topk(step.distribution, 5).indices
+        assert set(kept.tolist()) <= set(top5.tolist())
+        torch.testing.assert_close(step.probabilities.sum(), torch.tensor(1.0))
+        assert float(step.probabilities[~step.kept].abs().sum()) == 0.0
+        assert [c.kept for c in step.candidates] == [bool(step.kept[c.id]) for c in step.candidates]
+        assert [c.rank for c in step.candidates] == list(range(1, len(step.candidates) + 1))
+
+
+@pytest.mark.parametrize("name", ["toy-bidirectional", "toy-bidirectional-random", "bert-mlm"])
+def test_a_bidirectional_model_cannot_generate(name, tiny_model_dir):
+    model = load_model(str(tiny_model_dir(name)) if name == "bert-mlm" else name)
+    with pytest.raises(CannotGenerate, match="bidirectional") as error:
+        model.generate(PROMPT, 3)
+    assert isinstance(error.value, InputError)
+
+
+def test_a_model_without_next_token_head_cannot_generate(tiny_model_dir):
+    with pytest.raises(CannotGenerate, match="no next-token head"):
+        load_model(str(tiny_model_dir("gpt2"))).generate(PROMPT, 3)
+
+
+def test_the_run_stops_at_the_context():
+    model = load_model("toy-random", n_ctx=8)
+    run = model.generate(PROMPT, 10)
+    assert run.stopped == "context" and len(run.prompt_ids) + len(run.token_ids) == 8
+    with pytest.raises(InputError, match="no room"):
+        model.generate("one two three four five six seven eight nine", 3)
+    with pytest.raises(ValueError, match="top_p"):
+        model.generate(PROMPT, 3, temperature=1.0, top_p=1.5)
