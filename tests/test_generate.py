@@ -167,3 +167,63 @@ def test_the_run_stops_at_the_context():
         model.generate("one two three four five six seven eight nine", 3)
     with pytest.raises(ValueError, match="top_p"):
         model.generate(PROMPT, 3, temperature=1.0, top_p=1.5)
+
+
+def test_the_page_shows_one_step():
+    import numpy as np
+
+    from viz.content.generate import generate_page
+
+    model = load_model("toy")
+    run = model.generate(PROMPT, 6, temperature=1.0, top_k=3, seed=0)
+    step, layer = 2, 1
+    content = generate_page(run, step, layer=layer, k=5)
+    s = run.steps[step]
+    assert set(content.figures) == {"generate-tokens", "generate-candidates", "generate-query-row", "generate-cache", "generate-cache-keys"}
+
+    tokens = content.figures["generate-tokens"].layout.meta["table"]["rows"]
+    assert [row[2] for row in tokens] == run.ids[: s.position + 2]
+    assert [row[3] for row in tokens].count("new") == 1 and tokens[-1][3] == "new" and tokens[len(run.prompt_ids)][3] == "written"
+
+    bars = content.figures["generate-candidates"].data
+    kept = next(bar for bar in bars if bar.name == "kept by the cut")
+    removed = next(bar for bar in bars if bar.name == "removed by the cut")
+    assert len(kept.x) == s.n_kept == 3 and len(removed.x) == 2  # top-k 3 of the 5 shown
+    assert sorted([*kept.y, *removed.y]) == list(range(5))
+    written = [text for bar in bars for text in bar.text if "written" in text]
+    assert len(written) == 1 and s.rank <= 3
+
+    grid = content.figures["generate-query-row"].data[0]
+    np.testing.assert_allclose(np.asarray(grid.z), s.pattern[layer].numpy())
+    assert len(grid.x) == s.n_keys == s.position + 1
+
+    growth = content.figures["generate-cache"].data
+    so_far = next(t for t in growth if t.name == "the cache (keys and values)")
+    assert list(so_far.x) == [t.n_keys for t in run.steps[: step + 1]]
+    np.testing.assert_allclose(np.asarray(so_far.y) * 1024, [t.cache_bytes for t in run.steps[: step + 1]])
+    keys = content.figures["generate-cache-keys"].data[0]
+    np.testing.assert_allclose(np.asarray(keys.z)[:, : model.d_head], s.keys[layer, 0].numpy())
+
+    table = content.tables["run"]
+    assert list(table.columns) == ["step", "position", "token", "id", "probability", "drawn_probability", "rank", "kept", "written"]
+    written_rows = table[table.written]
+    assert written_rows.id.tolist() == run.token_ids and written_rows.position.tolist() == [t.position + 1 for t in run.steps]
+    assert written_rows["rank"].tolist() == [t.rank for t in run.steps]
+    assert (table.groupby("step").drawn_probability.sum() <= 1 + 1e-6).all()
+    assert content.values["cache_bytes"] == s.cache_bytes and content.values["token_id"] == s.chosen
+    step_notice = next(n.text for n in content.notices if n.id == "generate-step")
+    assert f"{s.probability:.1%}" in step_notice and f"rank {s.rank}" in step_notice
+
+
+def test_the_page_states_the_grouped_heads_saving(models):
+    from viz.content.generate import generate_page
+
+    run = models["llama"].generate(PROMPT, 3)  # 4 query heads share 2 key/value heads
+    content = generate_page(run, 2, layer=0)
+    gqa = next(n.text for n in content.notices if n.id == "generate-gqa")
+    n_keys = run.steps[2].n_keys
+    assert f"{run.cache_bytes_for(n_keys):,} bytes" in gqa and f"{2 * run.cache_bytes_for(n_keys):,}" in gqa and "(×2)" in gqa
+    assert "heads 0–1 read K/V head 0; heads 2–3 read K/V head 1" in gqa
+    dashed = next(t for t in content.figures["generate-cache"].data if "one K/V head per query head" in t.name)
+    assert [round(y * 1024) for y in dashed.y] == [2 * t.cache_bytes for t in run.steps]
+    assert content.figures["generate-query-row"].layout.yaxis.ticktext[3] == "head 3 · K/V 1"
