@@ -227,3 +227,30 @@ def test_the_page_states_the_grouped_heads_saving(models):
     dashed = next(t for t in content.figures["generate-cache"].data if "one K/V head per query head" in t.name)
     assert [round(y * 1024) for y in dashed.y] == [2 * t.cache_bytes for t in run.steps]
     assert content.figures["generate-query-row"].layout.yaxis.ticktext[3] == "head 3 · K/V 1"
+
+
+@pytest.mark.parametrize("name", ["toy", "gpt2"])
+def test_trace_ids_is_the_trace_of_the_same_tokens(name, models):
+    model = models[name]
+    trace = model.trace(PROMPT)
+    by_ids = model.trace_ids(trace.input_ids[0].tolist())
+    assert [t.id for t in by_ids.tokens[0]] == trace.input_ids[0].tolist() and by_ids.texts == [model.tokenizer.decode(trace.input_ids[0].tolist())]
+    assert torch.equal(by_ids.q, trace.q) and torch.equal(by_ids.logits, trace.logits)
+
+
+def test_the_run_stops_after_the_end_token_as_transformers_does(models):
+    model = models["gpt2"]
+    first = model.generate(PROMPT, 6)
+    config = model.module.generation_config
+    own_end = config.eos_token_id
+    config.eos_token_id = first.token_ids[2]
+    try:
+        run = model.generate(PROMPT, 6)
+        input_ids = torch.tensor([run.prompt_ids])
+        with torch.no_grad():
+            expected = model.module.generate(input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=6, do_sample=False)
+    finally:
+        config.eos_token_id = own_end
+    stop = first.token_ids.index(first.token_ids[2]) + 1  # the first time that token is written
+    assert run.stopped == "end" and run.token_ids == first.token_ids[:stop] == expected[0, len(run.prompt_ids) :].tolist()
+    assert run.keys.shape[2] == run.steps[-1].n_keys == len(run.prompt_ids) + stop - 1
