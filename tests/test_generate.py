@@ -186,12 +186,12 @@ def test_the_page_shows_one_step():
     assert [row[3] for row in tokens].count("new") == 1 and tokens[-1][3] == "new" and tokens[len(run.prompt_ids)][3] == "written"
 
     bars = content.figures["generate-candidates"].data
-    kept = next(bar for bar in bars if bar.name == "kept by the cut")
-    removed = next(bar for bar in bars if bar.name == "removed by the cut")
-    assert len(kept.x) == s.n_kept == 3 and len(removed.x) == 2  # top-k 3 of the 5 shown
-    assert sorted([*kept.y, *removed.y]) == list(range(5))
-    written = [text for bar in bars for text in bar.text if "written" in text]
-    assert len(written) == 1 and s.rank <= 3
+    by_name = {bar.name: bar for bar in bars}
+    kept, removed, written = by_name["kept by the cut"], by_name["removed by the cut"], by_name["written"]
+    assert len(kept.x) + len(written.x) == s.n_kept == 3 and len(removed.x) == 2  # top-k 3 of the 5 shown
+    assert sorted([*kept.y, *removed.y, *written.y]) == list(range(5))
+    assert list(written.y) == [s.rank - 1] and written.x[0] == pytest.approx(s.probability) and "← written" in written.text[0]
+    assert written.marker.line.width == 3 and kept.marker.line.width == 0
 
     grid = content.figures["generate-query-row"].data[0]
     np.testing.assert_allclose(np.asarray(grid.z), s.pattern[layer].numpy())
@@ -254,3 +254,24 @@ def test_the_run_stops_after_the_end_token_as_transformers_does(models):
     stop = first.token_ids.index(first.token_ids[2]) + 1  # the first time that token is written
     assert run.stopped == "end" and run.token_ids == first.token_ids[:stop] == expected[0, len(run.prompt_ids) :].tolist()
     assert run.keys.shape[2] == run.steps[-1].n_keys == len(run.prompt_ids) + stop - 1
+
+
+def test_the_pages_figures_are_sent_as_plotly_would_validate_them(models):
+    """The figures are plain plotly JSON (viz.plain): passed through plotly's validators again, nothing sent changes."""
+    import json
+
+    import plotly.graph_objects as go
+
+    from viz import apply_print_theme
+    from viz.content import generate_page
+
+    def sent(fig):
+        return json.dumps(json.loads(fig.to_json()), sort_keys=True)
+
+    for name, kwargs in (("toy", dict(temperature=1.0, top_k=4, seed=3)), ("llama", {})):
+        run = models[name].generate(PROMPT, 4, **kwargs)
+        for step in (0, 3):
+            for key, fig in generate_page(run, step, layer=1).figures.items():
+                revalidated = go.Figure({"data": [t.to_plotly_json() for t in fig.data], "layout": fig.layout.to_plotly_json()})
+                assert sent(fig) == sent(revalidated), (name, step, key)
+                apply_print_theme(go.Figure(fig))  # the print export takes it too

@@ -119,8 +119,12 @@ def candidates_figure(tokens: list[str], probabilities: list[float], kept: list[
     labels = [safe_label(t) for t in tokens]
     rows = list(range(len(labels)))
     data = []
-    for is_kept, name, colour in ((True, "kept by the cut", PALETTE[0]), (False, "removed by the cut", MASK_COLOR)):
-        members = [i for i in rows if bool(kept[i]) == is_kept]
+    groups = (
+        ("written", [chosen] if chosen is not None else [], PALETTE[0] if chosen is not None and kept[chosen] else MASK_COLOR, PALETTE[5]),
+        ("kept by the cut", [i for i in rows if kept[i] and i != chosen], PALETTE[0], None),
+        ("removed by the cut", [i for i in rows if not kept[i] and i != chosen], MASK_COLOR, None),
+    )
+    for name, members, colour, outline in groups:
         if not members:
             continue
         data.append(
@@ -129,10 +133,7 @@ def candidates_figure(tokens: list[str], probabilities: list[float], kept: list[
                 x=[float(probabilities[i]) for i in members],
                 y=members,
                 orientation="h",
-                marker=dict(
-                    color=colour,
-                    line=dict(color=[PALETTE[5] if i == chosen else colour for i in members], width=[3 * (i == chosen) for i in members]),
-                ),
+                marker=dict(color=colour, line=dict(color=outline or colour, width=3 if outline else 0)),
                 text=[percent(probabilities[i]) + (" ← written" if i == chosen else "") for i in members],
                 textposition="outside",
                 customdata=[labels[i] for i in members],
