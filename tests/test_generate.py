@@ -16,6 +16,16 @@ PROMPT = "The cat sat on the"
 N_NEW = 5
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """One torch thread, as the app's process runs (ui.view.torch_threads): on the shared 2-core machine a second
+    thread mostly spins, and SmolLM2's steps took ten times longer with it. Restored after each test."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def models(tiny_model_dir):
     """name → loaded model (SmolLM2 comes from its session fixture, loaded once)."""
