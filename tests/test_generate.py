@@ -151,6 +151,7 @@ def test_top_k_and_top_p_cut():
         top5 = torch.topk(step.distribution, 5).indices
         assert set(kept.tolist()) <= set(top5.tolist())
         torch.testing.assert_close(step.probabilities.sum(), torch.tensor(1.0))
+        assert step.kept_probability == pytest.approx(float(step.distribution[step.kept].sum()))
         assert float(step.probabilities[~step.kept].abs().sum()) == 0.0
         assert [c.kept for c in step.candidates] == [bool(step.kept[c.id]) for c in step.candidates]
         assert [c.rank for c in step.candidates] == list(range(1, len(step.candidates) + 1))
@@ -220,6 +221,9 @@ def test_the_page_shows_one_step():
     assert written_rows.id.tolist() == run.token_ids and written_rows.position.tolist() == [t.position + 1 for t in run.steps]
     assert written_rows["rank"].tolist() == [t.rank for t in run.steps]
     assert (table.groupby("step").drawn_probability.sum() <= 1 + 1e-6).all()
+    for t in run.steps:
+        rows = table[table.step == t.index]
+        np.testing.assert_allclose(rows.drawn_probability, [float(t.probabilities[i]) for i in rows.id], atol=1e-6)
     assert content.values["cache_bytes"] == s.cache_bytes and content.values["token_id"] == s.chosen
     step_notice = next(n.text for n in content.notices if n.id == "generate-step")
     assert f"{s.probability:.1%}" in step_notice and f"rank {s.rank}" in step_notice

@@ -32,7 +32,6 @@ def run_table(run) -> pd.DataFrame:
     probability (before the cut), drawn_probability (after it), rank, kept (by the cut), written."""
     rows = []
     for step in run.steps:
-        cut = step.probabilities
         candidates = list(step.candidates)
         if step.chosen not in {c.id for c in candidates}:
             candidates.append(Candidate(step.rank, step.chosen, run.tokens[step.position + 1], step.probability, bool(step.kept[step.chosen])))
@@ -44,7 +43,7 @@ def run_table(run) -> pd.DataFrame:
                     token=c.text,
                     id=c.id,
                     probability=round(c.probability, 6),
-                    drawn_probability=round(float(cut[c.id]), 6),
+                    drawn_probability=round(c.probability / step.kept_probability if c.kept else 0.0, 6),
                     rank=c.rank,
                     kept=c.kept,
                     written=c.id == step.chosen,
@@ -58,8 +57,7 @@ def cut_text(run, step) -> str:
     if run.temperature == 0:
         return "greedy: the most likely token is written"
     kept = step.n_kept
-    share = float((step.distribution * step.kept).sum())
-    return f"{kept:,} token{'s' * (kept != 1)} kept by the cut, holding {share:.1%} of the probability"
+    return f"{kept:,} token{'s' * (kept != 1)} kept by the cut, holding {step.kept_probability:.1%} of the probability"
 
 
 def generate_page(run, step: int, layer: int = 0, k: int = 10) -> PageContent:
