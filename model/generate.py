@@ -216,11 +216,6 @@ def end_ids(model) -> set[int]:
     return {int(eos)} if isinstance(eos, int) else {int(i) for i in eos}
 
 
-def decode(model, ids: list[int]) -> str:
-    """The text of token ids, as the model's tokenizer writes it."""
-    return model.tokenizer.decode(ids)
-
-
 def generate(
     model,
     prompt: str,
@@ -311,7 +306,7 @@ def generate(
         prompt=prompt,
         prompt_ids=prompt_ids,
         token_ids=new_ids,
-        text=decode(model, new_ids),
+        text=model.tokenizer.decode(new_ids),
         tokens=[model.tokenizer.id_to_text(i) for i in prompt_ids + new_ids],
         steps=steps,
         temperature=float(temperature),
