@@ -16,11 +16,13 @@ from functools import cached_property
 import torch
 from torch import Tensor, nn
 
+from model import imports
 from model.attention import MaskSpec
+from model.generate import CachedStep, Generation
 from model.interface import TracedRun, traced_run
 from model.score_parts import LayerWeights, Norm, ScoreWeights
-from model.tokenizers import HFTokenizer, Tokenizer
-from model.toy import ToyTransformer
+from model.tokenizers import HFTokenizer, Token, Tokenizer
+from model.toy import KeyValueCache, ToyTransformer
 from model.trace import InputError, Trace, last_position_logits, pad_batch, prepare_texts
 
 MAX_CONTEXT = 1024  # positions traced at most (longer contexts are cut, with a notice)
@@ -136,9 +138,50 @@ class TracedModel:
             if not kept:
                 raise InputError("None of the sentences gives a single token: type some words.")
             texts, token_lists = [k[0] for k in kept], [k[1] for k in kept]
+        return self._trace_tokens(texts, token_lists, mask, scale, float(temperature), ablate, ablate_with, notices + cut, logits)
+
+    def trace_ids(self, token_ids: list[int]) -> Trace:
+        """One sentence given as token ids, run with the model's own settings: a generated text exactly as it
+        was written (tokenizing its text again may cut it into other tokens)."""
+        if not token_ids:
+            raise InputError("No token to run.")
+        if len(token_ids) > self.n_ctx:
+            raise InputError(f"{len(token_ids)} tokens is more than {self.name}'s context of {self.n_ctx}.")
+        tokens = [Token(self.tokenizer.id_to_text(i), int(i), "normal", 0, 0, None) for i in token_ids]
+        mask = MaskSpec.parse(self.default_mask)
+        return self._trace_tokens([self.tokenizer.decode(list(token_ids))], [tokens], mask, True, 1.0, (), "zero", [])
+
+    def generate(
+        self,
+        prompt: str,
+        max_new_tokens: int,
+        temperature: float = 0.0,
+        top_k: int | None = None,
+        top_p: float | None = None,
+        seed: int = 0,
+    ) -> Generation:
+        """Write up to `max_new_tokens` tokens after `prompt`, one cached step per token (`model.generate.generate`).
+
+        temperature 0 is greedy; a positive one samples from softmax(logits / temperature) after the top-k and
+        top-p cut, drawn with `seed`. Returns a `Generation` with `.prompt_ids`, `.token_ids`, `.text` and `.steps`.
+        """
+        from model.generate import generate
+
+        return generate(self, prompt, max_new_tokens, temperature, top_k, top_p, seed)
+
+    def new_cache(self):
+        """An empty key/value cache for `cached_step`."""
+        raise NotImplementedError
+
+    def cached_step(self, token_ids: list[int], cache) -> CachedStep:
+        """Run the model's own incremental path on `token_ids` (the prompt, then one token a step) after the
+        tokens `cache` holds, appending their keys and values to it."""
+        raise NotImplementedError
+
+    def _trace_tokens(self, texts, token_lists, mask, scale, temperature, ablate, ablate_with, notices, logits=True) -> Trace:
         input_ids, key_valid = pad_batch([[t.id for t in tokens] for tokens in token_lists], self.tokenizer.pad_id)
         with torch.no_grad():
-            run = self._run(input_ids, key_valid, mask, scale, float(temperature), ablate, ablate_with, logits)
+            run = self._run(input_ids, key_valid, mask, scale, temperature, ablate, ablate_with, logits)
         logits = run.pop("logits", None)
         return Trace(
             model_name=self.name,
@@ -149,8 +192,8 @@ class TracedModel:
             positional_kind=self.positional_kind,
             mask=mask,
             scale=scale,
-            temperature=float(temperature),
-            notices=notices + cut,
+            temperature=temperature,
+            notices=notices,
             logits=logits,
             last_logits=last_position_logits(logits, key_valid) if self._has_next_token(logits) else None,
             lm_head=self.lm_head,
@@ -224,6 +267,20 @@ class ToyModel(TracedModel):
                 )
             )
         return ScoreWeights("pre-norm", tuple(layers))
+
+    def new_cache(self) -> KeyValueCache:
+        return KeyValueCache(self.n_layers)
+
+    def cached_step(self, token_ids: list[int], cache: KeyValueCache) -> CachedStep:
+        record: dict = {}
+        logits = self.module.forward_cached(torch.tensor([token_ids]), cache, record=record)
+        return CachedStep(
+            logits=logits[0, -1],
+            pattern=record["pattern"][:, 0, :, -1],  # [n_layers, head, n_keys]
+            query=record["q"][:, 0, :, -1],  # [n_layers, head, d_head]
+            keys=[k[0] for k in cache.keys],  # [head, n_keys, d_head]
+            values=[v[0] for v in cache.values],
+        )
 
     def _run(self, input_ids, key_valid, mask, scale, temperature, ablate, ablate_with, logits=True) -> dict:
         record: dict = {}
@@ -471,6 +528,33 @@ class HFModel(TracedModel):
         if self.causal:
             kwargs["use_cache"] = False
         return kwargs
+
+    def new_cache(self):
+        with imports.LOCK:
+            from transformers import DynamicCache
+
+        return DynamicCache(config=self.module.config)
+
+    def cached_step(self, token_ids: list[int], cache) -> CachedStep:
+        """`past_key_values`: the model's own cached forward pass, its attention computed by `attention_stages`."""
+        run = TracedRun(n_layers=self.n_layers, record_kv=False, patterns=[])
+        n_past = cache.get_seq_length()
+        input_ids = torch.tensor([token_ids])
+        with torch.no_grad(), traced_run(run):
+            output = self.module(
+                input_ids=input_ids,
+                attention_mask=torch.ones(1, n_past + len(token_ids), dtype=torch.long),
+                past_key_values=cache,
+                use_cache=True,
+                logits_to_keep=1,
+            )
+        return CachedStep(
+            logits=output.logits[0, -1],
+            pattern=torch.stack([pattern[0, :, -1] for pattern in run.patterns]),  # [n_layers, head, n_keys]
+            query=run.q[:, 0, :, -1],  # [n_layers, head, d_head]
+            keys=[layer.keys[0] for layer in cache.layers],  # [kv_head, n_keys, d_head]
+            values=[layer.values[0] for layer in cache.layers],
+        )
 
     def _run(self, input_ids, key_valid, mask, scale, temperature, ablate, ablate_with, logits=True) -> dict:
         run = TracedRun(

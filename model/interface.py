@@ -50,26 +50,31 @@ class TracedRun:
     k: Tensor | None = None  # one per query head (a shared key/value head is repeated)
     v: Tensor | None = None
     divisors: list = field(default_factory=list)  # per layer, the divisor the model itself uses
+    record_kv: bool = True  # False: keep q only (a cached step reads every key so far: copying them each step costs)
+    patterns: list | None = None  # a list: each layer's pattern `[batch, head, q_pos, k_pos]` is appended to it
 
     def record(self, query: Tensor, key: Tensor, value: Tensor, divisor: float) -> tuple[Tensor, Tensor]:
         """Write this layer's q, k, v into the run's tensors; returns k and v with one head per query head.
 
         Writing into tensors allocated once for every layer costs one copy, where keeping the layers'
-        tensors and stacking them at the end would cost a second one.
+        tensors and stacking them at the end would cost a second one. With `record_kv` off only q is kept.
         """
         layer = len(self.divisors)
         if layer >= self.n_layers:
             raise RuntimeError(f"the model called attention {layer + 1} times; the run was set up for {self.n_layers} layers")
         if self.q is None:
             self.q = query.new_empty((self.n_layers, *query.shape))
-            self.k, self.v = (query.new_empty((self.n_layers, *query.shape[:-2], key.shape[-2], t.shape[-1])) for t in (key, value))
+            if self.record_kv:
+                self.k, self.v = (query.new_empty((self.n_layers, *query.shape[:-2], key.shape[-2], t.shape[-1])) for t in (key, value))
+        self.q[layer].copy_(query)
+        self.divisors.append(divisor)
+        if not self.record_kv:
+            return _one_per_query_head(query, key, value)
         batch, n_kv = key.shape[:2]
         n_repeat = query.shape[1] // n_kv
-        self.q[layer].copy_(query)
         for tensor, stored in ((key, self.k[layer]), (value, self.v[layer])):
             # query head h reads key/value head h // n_repeat, as the model's own repeat_kv does
             stored.view(batch, n_kv, n_repeat, *tensor.shape[2:]).copy_(tensor[:, :, None])
-        self.divisors.append(divisor)
         return self.k[layer], self.v[layer]
 
 
@@ -109,6 +114,8 @@ def stages_attention(module, query: Tensor, key: Tensor, value: Tensor, attentio
     heads = sorted(head for (at, head) in run.ablate if at == layer)
     if heads:
         z = ablated(z, heads, run.ablate_with, run.key_valid)
+    if run.patterns is not None:
+        run.patterns.append(pattern)
     return z.transpose(1, 2).contiguous(), pattern
 
 

@@ -88,6 +88,10 @@ class Tokenizer:
     def id_to_text(self, token_id: int) -> str:
         raise NotImplementedError
 
+    def decode(self, ids: list[int]) -> str:
+        """The text token ids stand for (what a model writes): here the tokens' texts joined."""
+        return "".join(self.id_to_text(i) for i in ids)
+
 
 class VocabularyTokenizer(Tokenizer):
     """A tokenizer with a fixed list of strings; `[PAD]` is id 0 and `[UNK]` id 1."""
@@ -119,6 +123,11 @@ class WordTokenizer(VocabularyTokenizer):
     def encode(self, text: str) -> list[Token]:
         text = clean_text(text)
         return [self._token(text[start:end].lower(), start, end, index) for index, (start, end) in enumerate(word_spans(text))]
+
+    def decode(self, ids: list[int]) -> str:
+        """Words each after a space, punctuation marks without one."""
+        words = [self.id_to_text(i) for i in ids]
+        return "".join(f" {w}" if w[:1].isalnum() or w.startswith("[") else w for w in words)
 
 
 class CharTokenizer(VocabularyTokenizer):
@@ -213,6 +222,9 @@ class GPT2BPETokenizer(Tokenizer):
     def id_to_text(self, token_id: int) -> str:
         return show_bytes(self.encoding.decode_single_token_bytes(token_id))
 
+    def decode(self, ids: list[int]) -> str:
+        return self.encoding.decode(ids, errors="replace")
+
     def encode(self, text: str) -> list[Token]:
         text = clean_text(text)
         ids = self.encoding.encode(text, disallowed_special=())
@@ -243,6 +255,9 @@ class HFTokenizer(Tokenizer):
         if self.byte_level:
             return self.tokenizer.decode([token_id])
         return self.tokenizer.convert_ids_to_tokens(token_id)
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids)
 
     def encode(self, text: str, max_length: int | None = None) -> list[Token]:
         text = clean_text(text)
@@ -352,6 +367,11 @@ class ToyBPETokenizer(Tokenizer):
         if token_id in self.special_ids:
             return self.tokenizer.id_to_token(token_id)
         return show_bytes(self.piece_bytes(token_id))
+
+    def decode(self, ids: list[int]) -> str:
+        """The pieces' bytes joined, then read as UTF-8 (a character cut between two pieces reads whole)."""
+        pieces = [self.tokenizer.id_to_token(i).encode() if i in self.special_ids else self.piece_bytes(i) for i in ids]
+        return b"".join(pieces).decode("utf-8", "replace")
 
     def encode(self, text: str) -> list[Token]:
         text = clean_text(text)

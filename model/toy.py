@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from model.attention import MaskSpec, ablated, attention_stages
+from model.attention import MaskSpec, ablated, attention_output, attention_stages
 from model.positional import sinusoidal_positional_encoding
 from model.tokenizers import Tokenizer, WordTokenizer, get_tokenizer
 
@@ -88,6 +88,30 @@ class Block(nn.Module):
         self.attn = MultiHeadAttention(config)
         self.ln2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.mlp = nn.Sequential(nn.Linear(config.d_model, config.d_mlp), nn.ReLU(), nn.Linear(config.d_mlp, config.d_model))
+
+
+class KeyValueCache:
+    """Every layer's keys and values so far, `[batch, head, n_tokens, d_head]`, grown by `append`.
+
+    What `ToyTransformer.forward_cached` reads instead of computing the earlier tokens again.
+    """
+
+    def __init__(self, n_layers: int):
+        self.keys: list[Tensor | None] = [None] * n_layers
+        self.values: list[Tensor | None] = [None] * n_layers
+
+    @property
+    def n_tokens(self) -> int:
+        return 0 if self.keys[0] is None else self.keys[0].shape[-2]
+
+    def append(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Add the new tokens' k and v `[batch, head, n_new, d_head]` to `layer`; returns all its keys and values."""
+        if self.keys[layer] is None:
+            self.keys[layer], self.values[layer] = k, v
+        else:
+            self.keys[layer] = torch.cat([self.keys[layer], k], dim=-2)
+            self.values[layer] = torch.cat([self.values[layer], v], dim=-2)
+        return self.keys[layer], self.values[layer]
 
 
 class ToyTransformer(nn.Module):
@@ -173,6 +197,38 @@ class ToyTransformer(nn.Module):
                 attend=attend,
             )
         return logits
+
+    @torch.no_grad()
+    def forward_cached(self, input_ids: Tensor, cache: KeyValueCache, record: dict | None = None) -> Tensor:
+        """The next tokens after those `cache` holds: input_ids `[batch, n_new]` → logits `[batch, n_new, d_vocab]`.
+
+        The same layers as `forward`, on the new tokens only: each layer computes q, k and v of the new
+        tokens, appends k and v to the cache, and lets the new queries attend to every key so far (a new
+        token at position i sees keys j ≤ i). Earlier tokens are not computed again: with a causal mask
+        nothing they computed depends on a later token. When `record` is a dict, each layer's pattern
+        `[batch, head, n_new, n_keys]` and q `[batch, head, n_new, d_head]` are stored in it (stacked over layers).
+        """
+        if not self.config.causal:
+            raise ValueError("a key/value cache needs a causal model: in a bidirectional one an earlier token's keys change with every new token")
+        start, n_new = cache.n_tokens, input_ids.shape[1]
+        if start + n_new > self.config.n_ctx:
+            raise ValueError(f"{start + n_new} tokens is more than the model's context of {self.config.n_ctx}")
+        query_positions = torch.arange(start, start + n_new)
+        key_positions = torch.arange(start + n_new)
+        attend = (key_positions[None, :] <= query_positions[:, None])[None, None]  # [1, 1, n_new, n_keys]: key j ≤ query i
+
+        x = self.embed(input_ids) + self.pe[start : start + n_new]  # [batch, n_new, d_model]
+        patterns, queries = [], []
+        for layer, block in enumerate(self.blocks):
+            q, k, v = block.attn.qkv(block.ln1(x))  # [batch, head, n_new, d_head]
+            keys, values = cache.append(layer, k, v)  # [batch, head, n_keys, d_head]
+            pattern, z = attention_output(q, keys, values, attend)
+            x = x + block.attn.combine(z)
+            x = x + block.mlp(block.ln2(x))
+            patterns.append(pattern), queries.append(q)
+        if record is not None:
+            record.update(pattern=torch.stack(patterns), q=torch.stack(queries))  # [n_layers, batch, head, n_new, ·]
+        return self.unembed(self.ln_final(x))
 
     def save(self, folder: str | Path) -> None:
         """Write `config.json` and `model.safetensors` (weights only; no pickle)."""
