@@ -128,3 +128,73 @@ def test_the_command_line_takes_the_app_s_toy_tokenizers_with_the_same_default()
     assert settings["tokenizer"] == TOY_TOKENIZERS["char"]
     with pytest.raises(SystemExit, match="choose one of bpe, word"):
         build_figures(parse_args(["--text", "a cat", "--out", "x", "--model", "toy-random", "--tokenizer", "wordpiece"]))
+
+
+@pytest.mark.parametrize("out", ["/dev/null", "/etc/hostname", "/proc/x", "/etc/hostname/inside", "a file"])
+def test_a_bad_out_folder_is_one_line_and_exit_code_2(tmp_path, out):
+    if out == "a file":
+        (tmp_path / "notes.txt").write_text("mine")
+        out = str(tmp_path / "notes.txt")
+    result = subprocess.run(
+        [sys.executable, "-m", "viz.export", "--text", "The cat sat.", "--out", out, "--formats", "csv"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: --out: ") and len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    if out.endswith("notes.txt"):
+        assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_a_symbolic_link_in_the_folder_is_not_written_through(tmp_path, capsys):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not yours")
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "manifest.json").symlink_to(outside)
+    assert main(["--text", "The cat sat.", "--out", str(out), "--formats", "csv"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "manifest.json is a symbolic link" in err
+    assert outside.read_text() == "not yours" and (out / "manifest.json").is_symlink()
+    assert not list(out.glob(".export-*"))  # no temporary file left behind
+
+
+def test_a_link_to_a_folder_where_a_figure_goes_is_refused(tmp_path, capsys):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "o"
+    assert main(["--text", "The cat sat.", "--out", str(out), "--formats", "csv"]) == 0
+    capsys.readouterr()
+    stages = next(out.glob("stages-l0-h0-toy-*.csv"))
+    stages.unlink()
+    stages.symlink_to(elsewhere, target_is_directory=True)
+    assert main(["--text", "The cat sat.", "--out", str(out), "--formats", "csv"]) == 2
+    assert "is a symbolic link" in capsys.readouterr().err and not list(elsewhere.iterdir())
+
+
+def test_a_hard_link_in_the_folder_leaves_the_other_name_unchanged(tmp_path, capsys):
+    """The files are written anew and renamed into place: a file with a second name elsewhere keeps its bytes there."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not yours")
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "manifest.json").hardlink_to(outside)
+    assert main(["--text", "The cat sat.", "--out", str(out), "--formats", "csv"]) == 0
+    assert outside.read_text() == "not yours"
+    assert json.loads((out / "manifest.json").read_text())["model"] == "toy"
+
+
+@pytest.mark.parametrize("scale", ["-1", "0", "nan", "inf", "-inf", "1e9", "two"])
+def test_a_png_scale_that_is_not_a_positive_finite_number_is_refused(tmp_path, capsys, scale):
+    with pytest.raises(SystemExit) as stopped:
+        main(["--text", "The cat sat.", "--out", str(tmp_path / "o"), f"--png-scale={scale}"])
+    assert stopped.value.code == 2
+    assert "--png-scale" in capsys.readouterr().err and not (tmp_path / "o").exists()
+
+
+def test_a_png_scale_in_range_is_kept_in_the_manifest(tmp_path):
+    assert main(["--text", "The cat sat.", "--out", str(tmp_path), "--formats", "csv", "--png-scale", "0.5"]) == 0
+    assert json.loads((tmp_path / "manifest.json").read_text())["settings"]["png_scale"] == 0.5

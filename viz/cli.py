@@ -9,12 +9,13 @@ files) and the settings used.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from urllib.parse import urlencode
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from viz.export.bundle import FORMATS, check_formats, describe, write_folder
+from viz.export.bundle import FORMATS, OutputFolderError, check_folder, check_formats, describe, write_folder
 from viz.theme import apply_print_theme
 
 
@@ -28,6 +29,20 @@ def hidden_token(value: str) -> tuple[int | None, int]:
     if pair[1] < 0 or (pair[0] is not None and pair[0] < 0):
         raise argparse.ArgumentTypeError(f"{value!r}: sentences count from 1, positions from 0")
     return pair
+
+
+MAX_PNG_SCALE = 10.0  # 12,800 × 7,200 pixels for a figure of the default size: more than any slide or page needs
+
+
+def png_scale(value: str) -> float:
+    """ "2" → 2.0: a PNG resolution multiplier, finite and in (0, MAX_PNG_SCALE]."""
+    try:
+        scale = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not math.isfinite(scale) or not 0 < scale <= MAX_PNG_SCALE:
+        raise argparse.ArgumentTypeError(f"{value!r}: the scale must be a number above 0 and at most {MAX_PNG_SCALE:g}")
+    return scale
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -52,7 +67,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--target", default="bank", help="word followed on the embedding figures")
     parser.add_argument("--refs", default="river,water,money,deposit", help="reference words, comma-separated")
     parser.add_argument("--formats", default=",".join(FORMATS), help="comma-separated subset of png,svg,html,csv")
-    parser.add_argument("--png-scale", type=float, default=2.0, help="PNG resolution multiplier (2 = 192 dpi)")
+    parser.add_argument("--png-scale", type=png_scale, default=2.0, help=f"PNG resolution multiplier, above 0 and at most {MAX_PNG_SCALE:g} (2 = 192 dpi)")
     parser.add_argument("--print-theme", action="store_true", help="white background, large fonts")
     parser.add_argument("--pattern-colour", default="fixed", choices=["fixed", "own"], help="weights coloured 0 to 1, or 0 to each figure's maximum")
     parser.add_argument("--sinks", action="store_true", help="also draw each pattern with the first token, [CLS] and [SEP] hidden, rows renormalised")
@@ -129,6 +144,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    try:  # before the model runs: a bad folder is told at once (it is created once there is something to write)
+        check_folder(args.out)
+    except OutputFolderError as error:
+        print(f"error: --out: {error}", file=sys.stderr)
+        return 2
     try:
         figures, settings, notices = build_figures(args)
     except Exception as error:  # bad input or a model that cannot be loaded: say so, no traceback
@@ -140,7 +160,11 @@ def main(argv: list[str] | None = None) -> int:
         figures = {figure_id: apply_print_theme(figure) for figure_id, figure in figures.items()}
     every = dict(settings, formats=list(formats), png_scale=args.png_scale, print_theme=args.print_theme)
     about = describe(every.pop("model"), every.pop("texts"), every, every.pop("link"))
-    manifest = write_folder(figures, args.out, formats=formats, png_scale=args.png_scale, about=about)
+    try:
+        manifest = write_folder(figures, args.out, formats=formats, png_scale=args.png_scale, about=about)
+    except OutputFolderError as error:
+        print(f"error: --out: {error}", file=sys.stderr)
+        return 2
     for note in manifest["notes"]:
         print(f"note: {note}", file=sys.stderr)
     print(f"wrote {len(manifest['figures'])} figures to {args.out}")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import html
 import io
 import json
+import os
+import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -126,6 +128,76 @@ def figures_zip(
     return buffer.getvalue()
 
 
+class OutputFolderError(OSError):
+    """The folder given to ``write_folder`` cannot be written into safely; the message says why in one line."""
+
+
+def check_folder(out: Path) -> Path:
+    """``out`` if it is a folder or could become one, else ``OutputFolderError``; nothing is created.
+
+    A path that names a file, a device (``/dev/null``) or anything else that is not a folder is refused,
+    as is one under a file. ``out`` may itself be a symbolic link to a folder: the user named it.
+    What ``write_folder`` writes inside it never follows one."""
+    out = Path(out)
+    try:
+        if out.exists() and not out.is_dir():
+            raise OutputFolderError(f"{out} is not a folder")
+        parent = next((p for p in out.absolute().parents if p.exists()), None)
+        if not out.exists() and parent is not None and not parent.is_dir():
+            raise OutputFolderError(f"{out} is under {parent}, which is not a folder")
+    except OutputFolderError:
+        raise
+    except ValueError as error:  # a NUL byte in the path
+        raise OutputFolderError(f"{str(out)!r} is not a usable path: {error}") from None
+    except OSError as error:
+        raise OutputFolderError(f"{out}: {error.strerror or error}") from None
+    return out
+
+
+def prepare_folder(out: Path) -> Path:
+    """``out`` as a folder that exists (created with its parents if needed), or ``OutputFolderError``
+    (see ``check_folder``; also when it cannot be created: ``/proc/x``, a read-only place)."""
+    out = check_folder(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputFolderError(f"cannot create the folder {out}: {error.strerror or error}") from None
+    if not out.is_dir():
+        raise OutputFolderError(f"{out} is not a folder")
+    return out
+
+
+def _write_inside(folder: Path, name: str, data: bytes) -> None:
+    """Write ``folder/name`` as a new regular file, never through what is already there.
+
+    ``name`` must be a plain file name (no separator, not "." or ".."). A symbolic link, a folder or any
+    other non-regular file in its place is refused (``OutputFolderError``): the data would land outside
+    ``folder`` or in a device. The bytes go to a temporary file in ``folder`` that then takes the name
+    (``os.replace``), so a link put there meanwhile is replaced, not followed, and a regular file with
+    hard links elsewhere is not changed in those other places."""
+    if not name or name in (".", "..") or os.sep in name or (os.altsep and os.altsep in name):
+        raise OutputFolderError(f"{name!r} is not a plain file name")
+    target = folder / name
+    try:
+        if target.is_symlink():
+            raise OutputFolderError(f"{target} is a symbolic link; not writing through it")
+        if target.exists() and not target.is_file():
+            raise OutputFolderError(f"{target} exists and is not a regular file")
+        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=".export-", suffix=".part")
+        try:
+            with os.fdopen(descriptor, "wb") as file:
+                file.write(data)
+            os.chmod(temporary, 0o644)
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OutputFolderError:
+        raise
+    except OSError as error:
+        raise OutputFolderError(f"cannot write {target}: {error.strerror or error}") from None
+
+
 def write_folder(
     figures: dict[str, dict],
     out: Path,
@@ -136,13 +208,14 @@ def write_folder(
 ) -> dict:
     """Write every figure in every format and ``manifest.json`` into ``out`` (created if needed).
 
-    Nothing is written outside ``out``. Returns the manifest.
+    Nothing is written outside ``out``: a symbolic link (or a folder, a device) standing where a file
+    goes is refused, never written through. Raises ``OutputFolderError`` (one line) when ``out`` is not
+    a folder that can be written (see ``prepare_folder``). Returns the manifest.
     """
     formats = check_formats(formats)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_folder(out)
     manifest = new_manifest(about)
     for name, data in figure_files(figures, formats, png_scale, manifest):
-        (out / name).write_bytes(data)
-    (out / "manifest.json").write_bytes(_manifest_bytes(manifest))
+        _write_inside(out, name, data)
+    _write_inside(out, "manifest.json", _manifest_bytes(manifest))
     return manifest
