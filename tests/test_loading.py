@@ -1,5 +1,6 @@
 """Loading: offline first, fast and clear failures, safetensors only."""
 
+import re
 import shutil
 import time
 
@@ -92,3 +93,49 @@ def test_local_folders_can_be_turned_off(tiny_model_dir):
 def test_names_that_are_neither_folder_nor_hub_id(name):
     with pytest.raises(ModelLoadError):
         load_model(name, allow_local=False)
+
+
+TO_ROOT = "model/" + "../" * 12  # from the project folder (or any folder less deep) up to "/"
+
+
+@pytest.mark.parametrize(
+    ("existing", "missing"),
+    [
+        (TO_ROOT + "etc/hostname", TO_ROOT + "etc/no-such-file"),
+        (TO_ROOT + "etc", TO_ROOT + "no-such-folder"),
+        ("/etc/hostname", "/etc/no-such-file"),
+        ("./model", "./no-such-folder"),
+        ("deploy", "no-such-folder"),
+        ("tests", "no-such-tests"),
+        ("model/checkpoints", "model/no-such-checkpoints"),
+    ],
+)
+def test_with_local_folders_off_the_answer_does_not_depend_on_the_disk(existing, missing, empty_hub_cache, monkeypatch):
+    """The model box and a link's model id answer an existing path and a missing one alike (with the name
+    itself, and the folder name offered for a Hub download, left out of the comparison): no probing of the server's files."""
+    from conftest import ROOT
+    from model.loading import check_model
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert (ROOT / existing).exists() and not (ROOT / missing).exists()
+    for ask in (check_model, load_model):
+        answers = []
+        for name in (existing, missing):
+            with pytest.raises(ModelLoadError) as refused:
+                ask(name, allow_local=False)
+            answers.append(re.sub(r"--local-dir \S+", "--local-dir LAST", str(refused.value).replace(name, "NAME")))
+        assert answers[0] == answers[1], ask.__name__
+
+
+def test_with_local_folders_off_a_model_folder_is_refused_like_any_other_path(tiny_model_dir):
+    from model.loading import check_model
+
+    folder = tiny_model_dir("bert")
+    for ask in (check_model, load_model):
+        with pytest.raises(ModelLoadError) as refused:
+            ask(str(folder), allow_local=False)
+        assert str(refused.value) == f"{str(folder)!r} is not a built-in model or a Hugging Face Hub id (like 'distilbert-base-uncased'); " + (
+            "loading models from local folders is turned off on this server (ATTENTION_VIZ_ALLOW_LOCAL=1 turns it on)."
+        )
+    assert check_model(str(folder), allow_local=True) == str(folder)
