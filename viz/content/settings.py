@@ -394,7 +394,11 @@ def to_query(settings: Settings) -> dict[str, str]:
 def clamp_to_model(
     settings: Settings, n_layers: int, n_heads: int, n_pos: int, n_sentences: int, sentence_lengths: list[int] | None = None
 ) -> tuple[Settings, list[str]]:
-    """Keep layer, heads, hidden positions and the sentence index inside what the model and input have."""
+    """Keep layer, heads, hidden positions, the sentence, the embeddings' layer, the next-token position,
+    the focus token, the pinned token and the worked example's cell inside what the model and input have.
+
+    `n_pos`: the positions of the batch (its longest sentence); `sentence_lengths`: each sentence's tokens.
+    Each value moved back inside gets a notice, saying what is shown instead."""
     notices = []
     layer = settings.layer
     if not 0 <= layer < n_layers:
@@ -412,12 +416,19 @@ def clamp_to_model(
     if sentence != settings.sentence:
         notices.append(f"There is no sentence {settings.sentence + 1}; showing sentence 1.")
     embedding_layer = settings.embedding_layer if -1 <= settings.embedding_layer <= n_layers else -1
+    if embedding_layer != settings.embedding_layer:
+        notices.append(f"Layer {settings.embedding_layer} of the embeddings does not exist (this model has {n_layers}); showing the last layer.")
     pinned = settings.pinned if -1 <= settings.pinned < n_pos else -1
     cell = settings.cell if len(settings.cell) == 2 and all(0 <= p < n_pos for p in settings.cell) else ()
     if pinned != settings.pinned or cell != settings.cell:
         notices.append("The pinned token or the worked example's cell was beyond the input; it was cleared.")
     n_tokens = sentence_lengths[sentence] if sentence_lengths else n_pos
     position = settings.position if -1 <= settings.position < n_tokens - 1 else -1  # -1: the last token
+    if not -1 <= settings.position < n_tokens:  # (the last position itself is -1 by another name: no notice)
+        notices.append(f"Position {settings.position} is beyond the sentence ({n_tokens} tokens, from 0); predicting after its last token.")
+    focus = settings.focus if -1 <= settings.focus < n_pos else n_pos - 1
+    if focus != settings.focus:
+        notices.append(f"The focus token {settings.focus} is beyond the input ({n_pos} positions); the focus window is around the last, {focus}.")
     ablate = tuple(pair for pair in settings.ablate if 0 <= pair[0] < n_layers and 0 <= pair[1] < n_heads)
     if len(ablate) != len(settings.ablate):
         notices.append("Ablated heads that this model does not have were dropped.")
@@ -431,6 +442,7 @@ def clamp_to_model(
             embedding_layer=embedding_layer,
             ablate=ablate,
             position=position,
+            focus=focus,
             pinned=pinned,
             cell=cell,
         ),
