@@ -6,7 +6,7 @@ import contextlib
 
 import streamlit as st
 
-from ui.figures import show_figure
+from ui.figures import made_once, show_figure
 from ui.text import md
 from viz.content.page import PageContent
 
@@ -19,7 +19,19 @@ def show(content: PageContent, figure_id: str, *, exports: bool = True, on_click
 
 
 def show_table(content: PageContent, table_id: str, *, index: bool = False) -> None:
-    st.dataframe(content.tables[table_id], hide_index=not index, width="stretch")
+    st.dataframe(_arrow_of(content.tables[table_id]), hide_index=not index, width="stretch")
+
+
+def _arrow_of(frame):
+    """`frame` as the pyarrow table st.dataframe sends, made once per table (`made_once`: a page's tables are
+    shared by sessions and never changed); Streamlit converts a DataFrame again on every run (py-spy: 5 % of
+    a toggle's script time on the Attention page). The DataFrame itself where pyarrow cannot convert it."""
+    import pyarrow as pa
+
+    try:
+        return made_once(frame, "arrow", lambda: pa.Table.from_pandas(frame))
+    except (TypeError, ValueError, pa.ArrowException):  # columns of mixed types: Streamlit fixes them
+        return frame
 
 
 def show_notices(content: PageContent, prefix: str = "", *, holds_place: bool = True) -> None:

@@ -166,6 +166,11 @@ class SharedCache(Generic[T]):
                 with self._lock:
                     self._building.pop(key, None)
 
+    def has(self, key: Hashable) -> bool:
+        """Whether a value is kept for `key` (it may still be dropped before it is asked for)."""
+        with self._lock:
+            return key in self._values
+
     def grew(self, key: Hashable, nbytes: int) -> None:
         """The value kept for `key` now holds `nbytes` more (something made from it and kept with it)."""
         if key in self._values:

@@ -165,6 +165,8 @@ def _load(settings: Settings, notices: list[str]) -> tuple[Settings, TracedModel
         notices.append("No model has been trained in this session yet (see the Train page); using the toy model.")
         settings = replace(settings, model="toy")
     try:
+        if cached_model.cache.has((settings.model, _tokenizer_key(settings))):
+            return settings, cached_model(settings.model, _tokenizer_key(settings))
         first_load = " The first load de-quantises its weights: about a minute." if settings.model == "smollm2" else ""
         with st.spinner(f"Loading {settings.model} (once per server).{first_load}"):
             return settings, cached_model(settings.model, _tokenizer_key(settings))
@@ -192,7 +194,9 @@ def resolve() -> tuple[PageContext, list[str], InputError | None]:
         notices += more + trace.notices
     _put(settings)
     st.session_state[SETTINGS] = settings
-    st.query_params.from_dict(to_query(settings))
+    query = to_query(settings)
+    if st.query_params.to_dict() != query:  # the link follows the view
+        st.query_params.from_dict(query)
     return PageContext(settings, model, trace), notices, problem
 
 
