@@ -5,7 +5,7 @@ import streamlit as st
 
 from model.train import CHECKPOINT
 from ui import apply_settings, page
-from ui.training import loss_chart, own_text_box, train_here, trained_here
+from ui.training import cpu_budget_s, loss_chart, own_text_box, train_here, trained_here
 from viz.content.settings import PE_BASES, SESSION_MODEL
 
 MAX_STEPS = 3000
@@ -15,7 +15,9 @@ st.markdown(
     "The toy model shipped with this app was trained for a minute on sentences the app writes itself: "
     "*bank* by a river and at a counter, *bat* in a cave and in a game, *fair*, *light*. Train one "
     "yourself, on those sentences or on your own text: choose its size, watch the loss (how surprised it "
-    "is by the next word) fall, then look at it on every other page. It stays yours for this session."
+    "is by the next word) fall, then look at it on every other page. It stays yours for this session. "
+    f"The server trains one model at a time, each for at most {cpu_budget_s():.0f} s of one core; "
+    "if someone else is training, you wait in line and see your place."
 )
 
 shipped = json.loads((CHECKPOINT / "training.json").read_text())
@@ -43,11 +45,11 @@ if start and train_here(n_layers, n_heads, d_model, pe_base, causal, int(steps),
     st.rerun()
 
 if (done := trained_here()) is not None:
-    model, losses, trained_on = done
+    model, losses, trained_on, note = done
     st.success(
         f"Your model ({model.n_layers} layers × {model.n_heads} heads, d_model {model.d_model}) trained for "
         f"{len(losses)} steps on {trained_on}: loss {losses[0]:.2f} → {sum(losses[-20:]) / min(20, len(losses)):.2f}. "
-        "It is now the model on every page (choose it again in the sidebar any time).",
+        "It is now the model on every page (choose it again in the sidebar any time)." + note,
         icon="✅",
     )
     loss_chart(losses)

@@ -268,3 +268,15 @@ def test_a_lesson_opens_its_page_with_its_settings():
     ticks = [label.strip() for label in spec["layout"]["xaxis"]["ticktext"]]
     assert ticks[0] == "a" and "ran" in ticks and ticks[-1] == "[PAD]"
     assert np.isnan(pattern[:, 4:]).all()  # the padding of the short sentence
+
+
+def test_a_training_stops_at_its_budget_of_one_core_and_says_so(monkeypatch):
+    monkeypatch.setenv("ATTENTION_VIZ_TRAIN_CPU_S", "1")  # read when the training starts
+    at = on_page(start(), "pages/6_Train.py")
+    at.selectbox[2].set_value(128)  # d_model: steps that take long enough
+    at.number_input[0].set_value(3000)  # steps
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    done = next(s.value for s in at.success if "trained for" in s.value)
+    steps = int(done.split("trained for ")[1].split(" steps")[0])
+    assert 1 <= steps < 3000 and f"It stopped after {steps} of 3000 steps" in done and "1 s of one core" in done

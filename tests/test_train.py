@@ -114,3 +114,23 @@ def test_shipped_model_predicts_a_continuation_of_the_right_sense():
         if not mass[own] > 2 * mass[other]:
             wrong.append(trace.texts[sentence])
     assert wrong == ["the boy wanted to pay and walked to the bank"]  # measured: 7 of 8; this one reads as the river
+
+
+def test_trainings_wait_in_line_with_their_place_and_the_wait_from_the_running_pace():
+    from ui.training import TrainingQueue, cpu_budget_s
+
+    now = [0.0]
+    queue = TrainingQueue(clock=lambda: now[0])
+    first, second, third = queue.join(), queue.join(), queue.join()
+    assert [queue.place(t) for t in (first, second, third)] == [0, 1, 2]
+    queue.start()
+    now[0] = 30.0
+    queue.progress(0.25)  # a quarter done in 30 s: 90 s left
+    assert queue.wait_s(first, 120) == 0 and queue.wait_s(second, 120) == 90 and queue.wait_s(third, 120) == 90 + 120
+    queue.progress(0.1)  # slower than its budget allows: the budget bounds the wait
+    assert queue.wait_s(second, 120) == 90  # 120 s of budget, 30 spent
+    queue.leave(first)
+    assert queue.place(second) == 0 and queue.place(third) == 1
+    queue.leave(second), queue.leave(third)
+    assert queue.line == []
+    assert cpu_budget_s({}) == 120 and cpu_budget_s({"ATTENTION_VIZ_TRAIN_CPU_S": "30"}) == 30 and cpu_budget_s({"ATTENTION_VIZ_TRAIN_CPU_S": "x"}) == 120
