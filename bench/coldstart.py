@@ -1,8 +1,8 @@
 """A cold start of the app until the Attention page has drawn its first chart in chromium.
 
-The server is started as `make run` starts it: `python -m deploy.run run app.py` (Streamlit's own command
-line, with the app's heavy imports begun once the server is up: deploy/preload.py); `plain=True` measures
-plain `python -m streamlit run app.py` (Hugging Face Spaces), without that preload.
+The server is started as `make run` starts it: `python -m streamlit run app.py` (app.py's st.App imports the
+page layer when the server starts); `script="home.py"` runs the home page itself, without that import at
+start (the A/B of docs/performance.md).
 
 The browser is launched first (a visitor's browser is already open), then the clock starts with the
 server process. Every wait is bounded; the server is stopped at the end whatever happens.
@@ -85,7 +85,7 @@ def import_time(timeout_s: float = 60) -> float | None:
         return None
 
 
-def cold_start(timeout_s: float = 90, path: str = "/Attention", plain: bool = False) -> dict:
+def cold_start(timeout_s: float = 90, path: str = "/Attention", script: str = "app.py") -> dict:
     """Seconds from starting the server until `path` shows its title and its first chart."""
     chromium = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
     if not chromium:
@@ -95,7 +95,7 @@ def cold_start(timeout_s: float = 90, path: str = "/Attention", plain: bool = Fa
     except ImportError:
         return dict(error="playwright not installed")
 
-    result: dict = dict(path=path, plain=plain)
+    result: dict = dict(path=path, script=script)
     log = tempfile.NamedTemporaryFile(prefix="bench-streamlit-", suffix=".log", delete=False)
     with sync_playwright() as p:
         t = time.perf_counter()
@@ -108,7 +108,7 @@ def cold_start(timeout_s: float = 90, path: str = "/Attention", plain: bool = Fa
             port = free_port()
             url = f"http://127.0.0.1:{port}"
             env = dict(os.environ, HF_HUB_OFFLINE="1")
-            command = streamlit_command(port)
+            command = streamlit_command(port, script=script)
             start, start_epoch = time.perf_counter(), time.time()
             deadline = start + timeout_s
             process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
