@@ -9,10 +9,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from . import plain
-from ._common import DECORATION_META, nothing_to_draw
+from ._common import nothing_to_draw
 from .labels import safe_label, tick_axis
 from .theme import DIVERGING, MASK_COLOR, PALETTE
-from .tokens import ROW_HEIGHT, _fill, _layout_boxes
+from .tokens import tokens_figure
 
 ROLES = {
     # role: (legend name, colour from the Okabe-Ito palette)
@@ -22,87 +22,16 @@ ROLES = {
 }
 
 
-def written_tokens_figure(tokens: list[str], ids: list[int], n_prompt: int, *, title: str, row_width: float = 60.0) -> go.Figure:
+def written_tokens_figure(tokens: list[str], ids: list[int], n_prompt: int, *, title: str, row_width: float = 60.0) -> dict:
     """The prompt's tokens, then the tokens written so far, the last one marked as this step's new token.
 
     A box per token holding its text (spaces as ␣), its id underneath; rows wrap after about `row_width`
-    characters."""
-    if not tokens:
-        return nothing_to_draw(title, "no tokens")
-    labels = [safe_label(t, visible_spaces=True) for t in tokens]
-    boxes = _layout_boxes(labels, row_width)
+    characters (`viz.tokens.tokens_figure`, its kinds here the tokens' roles)."""
     roles = ["prompt" if i < n_prompt else "written" for i in range(len(tokens))]
     if len(tokens) > n_prompt:
         roles[-1] = "new"
-    data = []
-    for role, (name, colour) in ROLES.items():
-        members = [i for i, r in enumerate(roles) if r == role]
-        if not members:
-            continue
-        xs: list[float | None] = []
-        ys: list[float | None] = []
-        for i in members:
-            left, right, centre = boxes[i]
-            xs += [left, right, right, left, left, None]
-            ys += [centre - 0.6, centre - 0.6, centre + 0.6, centre + 0.6, centre - 0.6, None]
-        width = 4 if role == "new" else 2
-        data.append(
-            dict(
-                type="scatter",
-                x=xs,
-                y=ys,
-                mode="lines",
-                fill="toself",
-                fillcolor=_fill(colour, 0.45 if role == "new" else 0.28),
-                line=dict(color=colour, width=width),
-                name=name,
-                legendgroup=role,
-                hoverinfo="skip",
-                meta=dict(DECORATION_META),
-            )
-        )
-        centres = [(boxes[i][0] + boxes[i][1]) / 2 for i in members]
-        data.append(
-            dict(
-                type="scatter",
-                x=centres,
-                y=[boxes[i][2] for i in members],
-                mode="text",
-                text=[f"<b>{labels[i]}</b>" if role == "new" else labels[i] for i in members],
-                textfont=dict(family="monospace", size=15, color="black"),
-                hovertext=[f"position {i}: {labels[i]}<br>id {ids[i]}<br>{name}" for i in members],
-                hovertemplate="%{hovertext}<extra></extra>",
-                name=f"{name}: text",
-                legendgroup=role,
-                showlegend=False,
-            )
-        )
-        data.append(
-            dict(
-                type="scatter",
-                x=centres,
-                y=[boxes[i][2] - 1.05 for i in members],
-                mode="text",
-                text=[str(ids[i]) for i in members],
-                textfont=dict(family="monospace", size=11, color="#444444"),
-                hoverinfo="skip",
-                name=f"{name}: id",
-                legendgroup=role,
-                showlegend=False,
-            )
-        )
-    n_rows = 1 + int(round(-min(b[2] for b in boxes) / ROW_HEIGHT))
-    right = max(b[1] for b in boxes)
-    layout = dict(
-        title=plain.title(title),
-        xaxis=dict(visible=False, range=[-0.5, max(right, row_width) + 0.5]),
-        yaxis=dict(visible=False, range=[-(n_rows - 1) * ROW_HEIGHT - 1.5, 0.9]),
-        height=120 + 75 * n_rows,
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0),
-        margin=dict(l=10, r=10, t=80, b=10),
-        meta=dict(table=dict(columns=["position", "token", "id", "role"], rows=[[i, tokens[i], ids[i], roles[i]] for i in range(len(tokens))])),
-    )
-    return plain.figure(data, layout)
+    rows = [dict(text=text, id=int(token_id), kind=role) for text, token_id, role in zip(tokens, ids, roles)]
+    return tokens_figure(rows, row_width=row_width, title=title, kinds=ROLES, column="role", bold=("new",))
 
 
 def percent(p: float) -> str:

@@ -52,17 +52,20 @@ def _layout_boxes(labels: list[str], row_width: float) -> list[tuple[float, floa
     return boxes
 
 
-def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "Tokens") -> dict:
+def tokens_figure(
+    rows: list[dict], *, row_width: float = 60.0, title: str = "Tokens", kinds: dict[str, tuple[str, str]] = KINDS, column: str = "kind", bold=()
+) -> dict:
     """Draw a token sequence as coloured boxes with ids underneath.
 
-    ``rows``: one dict per token, ``{"text": str, "id": int, "kind": str}``
-    with ``kind`` one of ``normal``, ``special``, ``unknown``, ``subword``.
+    ``rows``: one dict per token, ``{"text": str, "id": int, "kind": str}``; ``kinds`` names each kind
+    and gives its colour (the tokenizer's kinds by default; the table's column for it is ``column``).
+    The kinds in ``bold`` are drawn with a thicker outline and bold text (the token written at a step).
     The legend names the kinds present (click to hide one). Long sequences
     wrap after about ``row_width`` characters.
     """
-    unknown_kinds = sorted({str(r.get("kind")) for r in rows} - KINDS.keys())
+    unknown_kinds = sorted({str(r.get("kind")) for r in rows} - kinds.keys())
     if unknown_kinds:
-        raise ValueError(f"unknown token kinds {unknown_kinds}; expected one of {list(KINDS)}")
+        raise ValueError(f"unknown token kinds {unknown_kinds}; expected one of {list(kinds)}")
     if not rows:
         return nothing_to_draw(title, "no tokens")
     labels = [safe_label(r.get("text", ""), visible_spaces=True) for r in rows]
@@ -70,10 +73,11 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
     boxes = _layout_boxes(labels, row_width)
 
     data = []
-    for kind, (name, colour) in KINDS.items():
+    for kind, (name, colour) in kinds.items():
         members = [i for i, r in enumerate(rows) if r["kind"] == kind]
         if not members:
             continue
+        strong = kind in bold
         xs: list[float | None] = []
         ys: list[float | None] = []
         for i in members:
@@ -87,8 +91,8 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
                 y=ys,
                 mode="lines",
                 fill="toself",
-                fillcolor=_fill(colour),
-                line=dict(color=colour, width=2),
+                fillcolor=_fill(colour, 0.45 if strong else 0.28),
+                line=dict(color=colour, width=4 if strong else 2),
                 name=name,
                 legendgroup=kind,
                 hoverinfo="skip",
@@ -101,7 +105,7 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
                 x=[(boxes[i][0] + boxes[i][1]) / 2 for i in members],
                 y=[boxes[i][2] for i in members],
                 mode="text",
-                text=[labels[i] for i in members],
+                text=[f"<b>{labels[i]}</b>" if strong else labels[i] for i in members],
                 textfont=dict(family="monospace", size=15, color="black"),
                 hovertext=[f"position {i}: {labels[i]}<br>id {ids[i]}<br>{name}" for i in members],
                 hovertemplate="%{hovertext}<extra></extra>",
@@ -136,7 +140,7 @@ def tokens_figure(rows: list[dict], *, row_width: float = 60.0, title: str = "To
         margin=dict(l=10, r=10, t=80, b=10),
         meta=dict(
             table=dict(
-                columns=["position", "token", "id", "kind"],
+                columns=["position", "token", "id", column],
                 rows=[[i, str(r.get("text", "")), r.get("id"), r["kind"]] for i, r in enumerate(rows)],
             )
         ),
