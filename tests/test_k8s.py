@@ -153,4 +153,6 @@ def test_compose_runs_the_image_twice_behind_the_sticky_balancer():
     assert re.findall(r"server (\S+) max_fails", upstream) == backends
     assert f"listen {listen};" in config
     assert 'add_header Set-Cookie "app_backend=$sticky_key' in config
+    # a stopped container's address no longer answers: nginx moves on after a short wait, not 60 s
+    assert re.search(r"proxy_pass http://app;\s+proxy_connect_timeout 2s;", config)
     assert "alias /app/frontend/static/;" in config and "alias /app/frontend/app-static/;" in config
