@@ -7,7 +7,7 @@
 # app of deploy/compose.yaml and deploy/k8s/, and, with another command, the nginx in front of several of
 # them (deploy/compose.yaml). It holds the built-in models (the toy model, MiniLM and SmolLM2: no network
 # needed). The charts' PNG and SVG are drawn by the user's browser; only the head view's PNG and SVG are
-# rendered on the server (kaleido), with a Chromium the image leaves out by default (0.85 GB more; without
+# rendered on the server (kaleido), with a Chromium the image leaves out by default (0.94 GB more; without
 # it the head view offers HTML and CSV and says why). To include it:
 #   docker build --build-arg WITH_CHROMIUM=1 -t attention-viz .
 #
@@ -21,7 +21,6 @@ FROM ${BASE_IMAGE}
 # folder, a certificate; deploy/image/test_image.py does this), empty for none. Neither stays in the image.
 ARG PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu
 ARG PIP_CONFIG_FILE=
-ARG WITH_CHROMIUM=0
 
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
@@ -51,7 +50,9 @@ RUN pip install -r requirements.txt \
     && pip uninstall -y pytest hypothesis playwright pypdf ruff
 
 # Chromium for kaleido (the head view's PNG/SVG), on request (WITH_CHROMIUM=1): a layer of its own, after the
-# Python packages, so that both builds share those.
+# Python packages, so that both builds share those (the argument is declared here for that reason: a build
+# argument is part of the cache key of every later step).
+ARG WITH_CHROMIUM=0
 RUN if [ "$WITH_CHROMIUM" = 1 ]; then \
         apt-get update && apt-get install -y --no-install-recommends chromium fonts-liberation \
         && rm -rf /var/lib/apt/lists/*; \
