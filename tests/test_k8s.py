@@ -144,7 +144,7 @@ def test_compose_runs_the_image_twice_behind_the_sticky_balancer():
     assert {name: {"condition": "service_healthy"} for name in apps} == services["balancer"]["depends_on"]
     listen = command[command.index("--listen") + 1]
     assert services["balancer"]["ports"] == [f"${{PORT:-8501}}:{listen}"]
-    assert HEALTH in " ".join(services["balancer"]["healthcheck"]["test"])
+    assert f"localhost:{listen}{HEALTH}" in services["balancer"]["healthcheck"]["test"]
 
     config = render(listen, backends)
     assert "@" not in config.replace("$", "")  # every field of the template filled

@@ -289,6 +289,10 @@ def check_compose(browser, image: str, report: dict) -> None:
                 address = podman("inspect", "--format", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", app)
                 wait_healthy(f"http://{address}:8501", app)
             wait_healthy(url, balancer)
+            # the image's HEALTHCHECK (each app container on its own 8501) and the balancer's, run once each
+            for container in (*apps, balancer):
+                result = subprocess.run(["podman", "healthcheck", "run", container], capture_output=True, text=True, timeout=60)
+                assert result.returncode == 0, (container, result.stdout, result.stderr)
             addresses = {podman("inspect", "--format", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", app) + ":8501": app for app in apps}
         with phase("compose: sticky sessions"):
             sessions = []  # (word, page, cookie)
