@@ -46,3 +46,14 @@ bench: install browser nginx
 	$(PYTHON) -m pip install --quiet bertviz==1.4.1  # only for the size comparison
 	$(PYTHON) -m pytest -m bench  # a class of browsers on one server, the browser benchmark's own run
 	$(PYTHON) -m bench
+
+# The container image (Dockerfile) built and tested with podman, where Docker's daemon does not run: a
+# base image from Debian's packages, the build, one container (health, the Attention page's chart in
+# chromium, an export, the built-in models) and deploy/compose.yaml (two app containers behind the
+# sticky nginx). Every container it starts is removed at the end. deploy/image/test_image.py says more.
+.PHONY: test-image
+test-image: install browser
+	@command -v podman >/dev/null 2>&1 && command -v podman-compose >/dev/null 2>&1 && command -v debootstrap >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq podman runc debootstrap podman-compose >/dev/null; \
+		else sudo apt-get update -qq && sudo apt-get install -y -qq podman runc debootstrap podman-compose >/dev/null; fi; }
+	$(PYTHON) -m deploy.image.test_image
