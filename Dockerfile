@@ -59,14 +59,14 @@ RUN if [ "$WITH_CHROMIUM" = 1 ]; then \
     fi
 
 COPY --chown=root:root . .
-# As `make install` does, less deploy.plotly_js (it fetches plotly.js with npm; without it the charts use
-# Streamlit's copy): bytecode once, the components' JavaScript written to static/ (ui/chart.py would write
-# it at the first page, and the app's user may not write here), and for the balancer of compose.yaml
+# As `make install` does, less the cartesian plotly.js bundle (fetched with npm): bytecode once, the
+# components' JavaScript and the plotly package's whole plotly.js written to static/ (ui/assets.py would
+# write them at the first page, and the app's user may not write here), and for the balancer of compose.yaml
 # Streamlit's frontend files and static/ with a gzip of each (deploy/serve.py). The one folder the app
 # writes to is its cache (SmolLM2's de-quantised weights, model/loading.py), /home/app/.cache: a volume
 # there (and /tmp) lets the container run with a read-only root (deploy/k8s/deployment.yaml does).
 RUN python -m compileall -q model viz ui deploy bench \
-    && python -c "from deploy import component_js; component_js.write_all()" \
+    && python -c "from ui.assets import plotly_script, write_all; write_all(); assert plotly_script()" \
     && python -c "from pathlib import Path; from deploy import serve; \
 serve.prepare_static(Path('/app/frontend')); \
 serve.prepare_static(Path('/app/frontend'), Path('/app/static'), serve.APP_STATIC)" \
