@@ -7,6 +7,7 @@ benchmark times and measures it. Nothing here imports streamlit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -30,12 +31,19 @@ class Notice:
 @dataclass
 class PageContent:
     """Figures, tables and notices keyed by stable ids (the ids name the exported files), and the
-    numbers a page writes into its prose (`values`)."""
+    numbers a page writes into its prose (`values`).
+
+    `figure_tables` holds, under a figure's id, what builds that figure's tidy table (its CSV: named
+    columns, one row per number the figure shows; see `viz.content.figure_tables`), made from the arrays
+    the page drew the figure from, not read back out of the figure. It is called only when a CSV is
+    asked for, so drawing a page costs nothing more. A figure without one is written as a generic table
+    read from its traces (`viz.export.figure_to_csv`)."""
 
     figures: dict[str, dict] = field(default_factory=dict)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     notices: list[Notice] = field(default_factory=list)
     values: dict[str, object] = field(default_factory=dict)
+    figure_tables: dict[str, Callable[[], pd.DataFrame]] = field(default_factory=dict)
 
     def notice(self, id: str, text: str, level: str = "info") -> None:
         self.notices.append(Notice(id, text, level))
@@ -57,4 +65,5 @@ class PageContent:
             {**self.tables, **other.tables},
             self.notices + other.notices,
             {**self.values, **other.values},
+            {**self.figure_tables, **other.figure_tables},
         )
