@@ -21,9 +21,7 @@ from viz.stages import row_entropy
 
 TEXT = "the bank of the river was steep .\nshe went to the bank for money ."
 MODELS = ("toy", "bert-mlm", "gpt2-lm", "llama")
-# the figures whose CSV is still read out of the figure: the tokens carry their own table in their meta;
-# the overview, the focus window and the renormalised pattern name their cells in their traces' meta
-FROM_FIGURE = ("tokens-", "overview-all-heads", "focus-", "renormalised-")
+FROM_FIGURE = ("tokens-",)  # the figures that carry their table in their own meta, built from the token rows
 
 
 @pytest.fixture(scope="module", params=MODELS)
@@ -193,10 +191,36 @@ def test_a_long_input_s_stages_table_holds_the_blocks_drawn_with_their_first_pos
     trace = run_model(model, settings.sentences, settings.display)
     n = trace.input_ids.shape[1]
     assert n > 128
-    content = attention_page(settings, trace, overview=False)
+    content = attention_page(replace(settings, focus=60), trace, overview=False)
+    focus = content.figure_tables["focus-L0-H0"]()
+    window = focus[focus["stage"] == "pattern"].pivot(index="query_position", columns="key_position", values="value")
+    pattern = trace.stages(0).pattern[0, 0].numpy()
+    assert window.index[0] <= 60 <= window.index[-1] and len(window) == 40
+    np.testing.assert_allclose(np.nan_to_num(window.to_numpy()), pattern[np.ix_(window.index, window.columns)], atol=1e-7)
+    blocks = focus[focus["stage"] == "pattern (weights of blocks of tokens)"]
+    assert blocks["query_position"].nunique() == 64 and blocks["query_token"].str.endswith("…").all()
     read = content.figure_tables["stages-L0-H0"]()
     pattern = read[read["stage"] == "pattern"]
     starts = sorted(pattern["query_position"].unique())
     assert len(starts) == 128 and starts[0] == 0 and starts[-1] < n
     sums = pattern.groupby("query_position")["value"].sum()
     np.testing.assert_allclose(sums.to_numpy(), 1, atol=1e-4)  # a block's weights over the key blocks still sum to 1
+
+
+def test_the_overview_and_the_renormalised_pattern_are_the_weights_drawn(pages):
+    contents, trace = pages
+    content = contents["attention"]
+    overview = table(content, "overview-all-heads")
+    assert len(overview) == trace.n_layers * trace.n_heads * trace.input_ids.shape[1] ** 2
+    for layer, head in ((0, 1), (trace.n_layers - 1, 0)):
+        cells = overview[(overview["layer"] == layer) & (overview["head"] == head)]
+        weights = cells.pivot(index="query_position", columns="key_position", values="value").to_numpy()
+        pattern = trace.pattern(layer, 0).numpy()[head]
+        masked = ~trace.attend()[0, 0].numpy()
+        assert np.isnan(weights[masked]).all()
+        np.testing.assert_allclose(weights[~masked], pattern[~masked], rtol=1e-6, atol=1e-7)
+
+    renormalised = table(content, "renormalised-L0-H0")
+    assert 0 not in set(renormalised["key_position"])  # the first token is a sink: hidden
+    sums = renormalised.groupby("query_position")["value"].sum()
+    assert np.allclose(sums[sums > 0], 1, atol=1e-5)

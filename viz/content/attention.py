@@ -14,10 +14,10 @@ from viz.content import figure_tables as tables
 from viz.content.common import FULL_RESOLUTION, fit, hidden_token_label, sentence_labels
 from viz.content.head_view import head_view_section
 from viz.content.page import PageContent
-from viz.focus import focus_figure, renormalised_figure
-from viz.heatmap import MAX_MARKED_SIDE, attention_heatmap, weight_scale
+from viz.focus import FOCUS_TOKENS, OVERVIEW_CELLS, focus_figure, focus_range, renormalised_figure, renormalised_without
+from viz.heatmap import MAX_MARKED_SIDE, attention_heatmap, block_edges, block_weights, weight_scale
 from viz.labels import safe_label
-from viz.overview import heads_overview
+from viz.overview import heads_overview_and_table
 from viz.stages import STAGES_PANEL_PX, row_entropy, row_stats_figure, stage_titles, stages_figure
 from viz.theme import MASK_MARK_COLOR
 from viz.values import output_step_figure, value_step_figure
@@ -220,6 +220,47 @@ def focus_of_head(trace, sentence: int, layer: int, head: int, centre: int, stag
     )
 
 
+def focus_table_of_head(trace, sentence: int, layer: int, head: int, centre: int, stages=None):
+    """What builds `focus_of_head`'s table from the pattern it draws: the whole input's blocks (stage
+    "pattern (weights of blocks of tokens)", each named by its first position and token, "the…"), then
+    every cell of the window (stage "pattern"); masked cells empty."""
+    stages = stages if stages is not None else trace.stages(layer)
+    tokens = sentence_labels(trace, sentence)
+    values = np.where(~stages.mask[sentence, head].numpy(), np.nan, stages.pattern[sentence, head].numpy()).astype(np.float32)  # [query_pos, key_pos], a copy
+
+    def table():
+        n = values.shape[0]
+        start, stop = focus_range(n, centre, FOCUS_TOKENS)
+        starts = [int(p) for p in block_edges(n, OVERVIEW_CELLS)[:-1]]
+        blocks = [tokens[p] + ("…" if n > OVERVIEW_CELLS else "") for p in starts]
+        whole = tables.attention_cells(
+            block_weights(values, OVERVIEW_CELLS), "pattern (weights of blocks of tokens)", starts, blocks, starts, blocks, layer=layer, head=head
+        )
+        window = range(start, stop)
+        shown = tables.attention_cells(
+            values[start:stop, start:stop], "pattern", window, tokens[start:stop], window, tokens[start:stop], layer=layer, head=head
+        )
+        return pd.concat([whole, shown], ignore_index=True)
+
+    return table
+
+
+def renormalised_table_of_head(trace, sentence: int, layer: int, head: int, stages=None):
+    """What builds `renormalised_of_head`'s table: the pattern without the sink keys, rows renormalised
+    (stage "pattern renormalised"), the kept keys by their positions."""
+    stages = stages if stages is not None else trace.stages(layer)
+    tokens = sentence_labels(trace, sentence)
+    values = np.where(~stages.mask[sentence, head].numpy(), np.nan, stages.pattern[sentence, head].numpy()).astype(np.float32)  # a copy
+    hidden = sink_positions(trace, sentence)
+
+    def table():
+        shown, kept = renormalised_without(values, hidden)  # [query_pos, kept key]
+        queries = range(values.shape[0])
+        return tables.attention_cells(shown, "pattern renormalised", queries, tokens, kept, [tokens[k] for k in kept], layer=layer, head=head)
+
+    return table
+
+
 def renormalised_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> dict:
     """The pattern with the first token, [CLS] and [SEP] hidden and every row renormalised (a view)."""
     stages = stages if stages is not None else trace.stages(layer)
@@ -349,9 +390,14 @@ def scaling_content(trace, sentence: int, layer: int, head: int, *, pattern_colo
 
 def overview_figure(trace, sentence: int, *, pattern_colour: str = "fixed") -> dict:
     """Every head of every layer as small multiples (in blocks of tokens for long inputs)."""
+    return overview_and_table(trace, sentence, pattern_colour=pattern_colour)[0]
+
+
+def overview_and_table(trace, sentence: int, *, pattern_colour: str = "fixed") -> tuple:
+    """`overview_figure` and what builds its table from the weights it draws (`viz.overview.overview_table`)."""
     labels = sentence_labels(trace, sentence)
     hidden = ~trace.attend()[sentence, 0].numpy()
-    return heads_overview(
+    return heads_overview_and_table(
         _LayerPatterns(trace, sentence),
         labels,
         labels,
@@ -516,6 +562,7 @@ def head_part(settings, trace, stages: _Stages) -> PageContent:
     content.values[f"live-stages-L{layer}-H{head}"] = stages_in_browser(trace, b, layer, head, layer_stages, pattern_colour=colour)
     if len(labels) > FULL_RESOLUTION:
         content.figures[f"focus-L{layer}-H{head}"] = focus_of_head(trace, b, layer, head, centre, layer_stages, pattern_colour=colour)
+        content.figure_tables[f"focus-L{layer}-H{head}"] = focus_table_of_head(trace, b, layer, head, centre, layer_stages)
         content.notice(
             f"long-input-H{head}",
             f"More than {FULL_RESOLUTION} tokens: the panels show blocks of tokens. A block's scores are their mean; its weight is what "
@@ -525,6 +572,7 @@ def head_part(settings, trace, stages: _Stages) -> PageContent:
         )
     if settings.sinks:
         content.figures[f"renormalised-L{layer}-H{head}"] = renormalised_of_head(trace, b, layer, head, layer_stages, pattern_colour=colour)
+        content.figure_tables[f"renormalised-L{layer}-H{head}"] = renormalised_table_of_head(trace, b, layer, head, layer_stages)
     if bool(layer_stages.fully_masked_rows[b, head].any()):
         content.notice(f"fully-masked-H{head}", "Rows whose every key is masked attend to nothing: their weights are all 0 (no NaN).", "caption")
     name = f"value-step-L{layer}-H{head}"
@@ -545,7 +593,8 @@ def output_part(settings, trace, model, stages: _Stages) -> PageContent:
 
 def overview_part(settings, trace) -> PageContent:
     """Every head of every layer (the sentence shown, the colour of the weights)."""
-    return PageContent(figures={"overview-all-heads": overview_figure(trace, settings.sentence, pattern_colour=settings.pattern_colour)})
+    figure, table = overview_and_table(trace, settings.sentence, pattern_colour=settings.pattern_colour)
+    return PageContent(figures={"overview-all-heads": figure}, figure_tables={} if table is None else {"overview-all-heads": table})
 
 
 def attention_selection(settings, trace, query: int | None = None, key: int | None = None) -> PageContent:

@@ -102,6 +102,25 @@ def token_grid(matrix, query_tokens: list[str], key_tokens: list[str], value: st
     return table
 
 
+def attention_cells(matrix, stage: str, query_positions, query_tokens, key_positions, key_tokens, *, layer, head) -> pd.DataFrame:
+    """An attention matrix `[query, key]` of one head as a tidy table (`ATTENTION`): a row per cell, NaN
+    (a masked cell) empty. The positions and tokens name its rows and columns."""
+    values = np.asarray(matrix, dtype=np.float32)
+    query, key = (index.ravel() for index in np.indices(values.shape))
+    return pd.DataFrame(
+        {
+            "stage": stage,
+            "layer": layer,
+            "head": head,
+            "query_position": np.asarray(query_positions)[query],
+            "query_token": np.asarray(query_tokens, dtype=object)[query],
+            "key_position": np.asarray(key_positions)[key],
+            "key_token": np.asarray(key_tokens, dtype=object)[key],
+            "value": values.ravel(),
+        }
+    )
+
+
 def pe_matrix_table(pe: np.ndarray) -> pd.DataFrame:
     """The sinusoidal encoding `[position, dimension]`."""
     return grid(pe, "position", "dimension", "value")
