@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from model import load_model, sinusoidal_positional_encoding
-from viz.content import attention_page, embeddings_page, next_token_page, positional_page, run_model, tokens_page
+from model.generate import CannotGenerate, check_can_generate
+from viz.content import attention_page, embeddings_page, generate_page, next_token_page, positional_page, run_model, tokens_page, why_page
 from viz.content.figure_tables import columns_for
 from viz.content.heads import ablation_section, heads_page, ranking_section
 from viz.content.scaling import scaling_lab_page
@@ -21,7 +22,7 @@ from viz.stages import row_entropy
 
 TEXT = "the bank of the river was steep .\nshe went to the bank for money ."
 MODELS = ("toy", "bert-mlm", "gpt2-lm", "llama")
-FROM_FIGURE = ("tokens-",)  # the figures that carry their table in their own meta, built from the token rows
+FROM_FIGURE = ("tokens-", "generate-tokens")  # the figures that carry their table in their own meta, built from the token rows
 
 
 @pytest.fixture(scope="module", params=MODELS)
@@ -49,7 +50,13 @@ def every_page(model, settings: Settings) -> tuple[dict, object]:
         .merge(ablation_section(settings, trace, model, [(0, 0)], word=1))
         .merge(ranking_section(settings, trace, model)),
         "scaling-lab": scaling_lab_page(16, trace.d_head),
+        "why": why_page(settings, trace, model),
     }
+    try:
+        check_can_generate(model)
+    except CannotGenerate:  # a model without a next-token head has no Generate page
+        return pages, trace
+    pages["generate"] = generate_page(model.generate("the bank of the river", 3), 1)
     return pages, trace
 
 
@@ -86,7 +93,7 @@ def test_every_csv_of_every_page_reads_with_pandas_and_has_the_manifest_s_column
             if not figure_id.startswith(FROM_FIGURE):
                 assert figure_id in content.figure_tables, f"{page}: {figure_id} is read back out of its figure"
             seen.add(figure_id.split("-L")[0])
-    assert {"head-view", "value-step", "output-step", "row-stats", "pe-curves", "pe-similarity", "stages", "tokens-compare-bpe"} <= seen
+    assert {"head-view", "value-step", "output-step", "row-stats", "pe-curves", "pe-similarity", "stages", "tokens-compare-bpe", "head-shares"} <= seen
 
 
 def test_the_head_view_s_weights_are_the_pattern(pages):
@@ -224,3 +231,22 @@ def test_the_overview_and_the_renormalised_pattern_are_the_weights_drawn(pages):
     assert 0 not in set(renormalised["key_position"])  # the first token is a sink: hidden
     sums = renormalised.groupby("query_position")["value"].sum()
     assert np.allclose(sums[sums > 0], 1, atol=1e-5)
+
+
+def test_the_why_maps_sum_to_the_raw_score_and_the_generate_row_is_the_step_s_pattern(pages, model):
+    contents, trace = pages
+    content = contents["why"]
+    if "part-maps" in content.figures:
+        maps = table(content, "part-maps")
+        total = maps[maps["panel"] == "q·k (the sum)"].pivot(index="query_position", columns="key_position", values="score")
+        parts = maps[maps["panel"] != "q·k (the sum)"].groupby(["query_position", "key_position"])["score"].sum(min_count=1).unstack()
+        np.testing.assert_allclose(parts.to_numpy(), total.to_numpy(), rtol=1e-4, atol=1e-3)
+        raw = trace.stages(0).scores_raw[0, 0].numpy()[: len(total), : len(total)]
+        allowed = ~np.isnan(total.to_numpy())
+        np.testing.assert_allclose(total.to_numpy()[allowed], raw[allowed], rtol=1e-3, atol=1e-3)
+    if "generate" in contents:
+        run = model.generate("the bank of the river", 3)
+        row = table(contents["generate"], "generate-query-row")
+        weights = row.pivot(index="head", columns="key_position", values="weight").to_numpy()
+        np.testing.assert_allclose(weights, run.steps[1].pattern[0].numpy(), rtol=1e-6)
+        assert set(row["query_position"]) == {run.steps[1].position}

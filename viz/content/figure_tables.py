@@ -59,6 +59,17 @@ COLUMNS: dict[str, list[str]] = {
     "ablation-word": ["state", "cosine"],
     "dot-spread": ["d_k", "std_dot", "sqrt_d_k", "std_dot_over_sqrt_d_k", "marked"],
     "softmax-row-": ["key", "scaling", "weight"],
+    "generate-candidates": ["rank", "token", "id", "probability", "kept", "written"],
+    "generate-query-row": ["layer", "head", "query_position", "query_token", "key_position", "key_token", "weight"],
+    "generate-cache": ["step", "n_tokens", "cache_bytes", "cache_bytes_one_per_head"],
+    "generate-cache-keys": ["layer", "kv_head", "key_position", "key_token", "d_head", "value", "added_this_step"],
+    "generate-tokens": ["position", "token", "id", "role"],
+    "part-maps": ["panel", "query_position", "query_token", "key_position", "key_token", "score"],
+    "pair-maps": ["panel", "query_position", "query_token", "key_position", "key_token", "score"],
+    "score-parts": ["part", "score"],
+    "pair-parts": ["pair", "theta", "contribution"],
+    "score-by-distance": ["series", "distance", "score"],
+    "head-shares": ["layer", "head", "position_share", "badge"],
 }
 
 
@@ -387,3 +398,36 @@ def attention_table(
     table = pd.concat(parts, ignore_index=True)
     table["value"] = table["value"].where(np.isfinite(table["value"]))  # −∞ of a masked score: empty, as drawn
     return table[ATTENTION]
+
+
+def panels_table(panels: list[tuple[str, np.ndarray]], tokens: list[str], masked=None) -> pd.DataFrame:
+    """Maps `[query_pos, key_pos]` side by side (the Why page's parts of a score, which sum to the last
+    panel): a row per panel and cell, masked cells empty."""
+    parts = [token_grid(np.asarray(values, dtype=np.float32), tokens, tokens, "score", masked=masked, panel=name) for name, values in panels]
+    return pd.concat(parts, ignore_index=True)[COLUMNS["part-maps"]]
+
+
+def curves_table(distances, curves: dict[str, np.ndarray]) -> pd.DataFrame:
+    """Curves over one shared x, `{series: values}`: series, distance, score."""
+    distances = np.asarray(distances).astype(int)
+    parts = [pd.DataFrame({"series": name, "distance": distances, "score": np.asarray(values, dtype=np.float64)}) for name, values in curves.items()]
+    return pd.concat(parts, ignore_index=True)
+
+
+def cache_keys_table(keys, tokens: list[str], *, layer: int, new_rows: int) -> pd.DataFrame:
+    """One layer's cached keys `[kv_head, key_pos, d_head]`, a row per number; `added_this_step`: the
+    rows the step wrote (the last `new_rows`)."""
+    keys = np.asarray(keys, dtype=np.float32)
+    n_kv, n_keys, d_head = keys.shape
+    kv_head, key, dim = (index.ravel() for index in np.indices(keys.shape))
+    return pd.DataFrame(
+        {
+            "layer": layer,
+            "kv_head": kv_head,
+            "key_position": key,
+            "key_token": np.asarray(tokens, dtype=object)[key],
+            "d_head": dim,
+            "value": keys.ravel(),
+            "added_this_step": key >= n_keys - new_rows,
+        }
+    )
