@@ -250,3 +250,29 @@ def test_the_why_maps_sum_to_the_raw_score_and_the_generate_row_is_the_step_s_pa
         weights = row.pivot(index="head", columns="key_position", values="weight").to_numpy()
         np.testing.assert_allclose(weights, run.steps[1].pattern[0].numpy(), rtol=1e-6)
         assert set(row["query_position"]) == {run.steps[1].position}
+
+
+def test_the_corpus_page_s_csvs_are_tidy_and_the_grid_is_the_summary_s_means(tmp_path):
+    from model.corpus_heads import OFFSETS, classroom_sentences
+    from model.heads import corpus_summary
+    from viz.content.corpus import corpus_page
+
+    model = load_model("toy-random", n_layers=2, n_heads=2, d_model=32, seed=5)
+    summary = corpus_summary(model, classroom_sentences(8) + ["The =cmd cat sat."], top=6)
+    content = corpus_page(summary, layer=1, head=0, compare=(0, 1), statistic="entropy")
+    assert set(content.figure_tables) == set(content.figures)
+    manifest = write_folder(content.figures, tmp_path, formats=("csv",), tables=content.figure_tables)
+    for entry in manifest["figures"]:
+        (name,) = entry["files"]
+        read = pd.read_csv(tmp_path / name, keep_default_na=False, na_values=[""])
+        assert list(read.columns) == entry["columns"] == columns_for(entry["id"]), entry["id"]
+        assert len(read) > 0, entry["id"]
+    grid = table(content, "grid-entropy")
+    np.testing.assert_allclose(grid.pivot(index="layer", columns="head", values="mean").to_numpy(), summary.mean("entropy").numpy(), rtol=1e-6)
+    offsets = table(content, "by-offset")
+    assert list(offsets["offset"]) == list(OFFSETS)
+    by_offset = summary.by_offset(1, 0)
+    for offset, mean in by_offset.items():
+        assert offsets.loc[offsets["offset"] == offset, "mean_weight"].item() == pytest.approx(mean, rel=1e-6)
+    examples = table(content, "top-examples")
+    assert list(examples["rank"]) == list(range(1, len(examples) + 1)) and set(examples[["layer", "head"]].itertuples(index=False)) == {(1, 0)}

@@ -70,6 +70,15 @@ COLUMNS: dict[str, list[str]] = {
     "pair-parts": ["pair", "theta", "contribution"],
     "score-by-distance": ["series", "distance", "score"],
     "head-shares": ["layer", "head", "position_share", "badge"],
+    "top-examples": ["layer", "head", "rank", "sentence_index", "query_position", "query_token", "key_position", "key_token", "offset", "weight", "context"],
+    "by-offset": ["head", "offset", "mean_weight", "p10", "p90"],
+    "compare-offset": ["head", "offset", "mean_weight", "p10", "p90"],
+    "shares": ["head", "key", "mean_share", "p10", "p90"],
+    "compare-shares": ["head", "key", "mean_share", "p10", "p90"],
+    "badge-shares": ["head", "badge", "share_of_sentences"],
+    "compare-badges": ["head", "badge", "share_of_sentences"],
+    "grid-badges": ["layer", "head", "badge", "share_of_sentences"],
+    "grid-": ["layer", "head", "statistic", "mean"],
 }
 
 
@@ -431,3 +440,20 @@ def cache_keys_table(keys, tokens: list[str], *, layer: int, new_rows: int) -> p
             "added_this_step": key >= n_keys - new_rows,
         }
     )
+
+
+def spread_table(axis: str, values: list, series: list[dict], value: str) -> pd.DataFrame:
+    """Bars with whiskers, one series per head (`{"name", "mean", "low", "high"}` at each of `values`):
+    head, the `axis` value, the mean (`value`), its 10th and 90th percentile; empty where a head has none."""
+    rows = [
+        {"head": one["name"], axis: at, value: mean, "p10": low, "p90": high}
+        for one in series
+        for at, mean, low, high in zip(values, one["mean"], one["low"], one["high"])
+    ]
+    return pd.DataFrame(rows, columns=["head", axis, value, "p10", "p90"])
+
+
+def badge_shares_table(badges: list[str], series: list[dict]) -> pd.DataFrame:
+    """How often each head gets each badge (`{"name", "shares"}`): head, badge, share_of_sentences."""
+    rows = [{"head": one["name"], "badge": badge, "share_of_sentences": share} for one in series for badge, share in zip(badges, one["shares"])]
+    return pd.DataFrame(rows, columns=COLUMNS["badge-shares"])
