@@ -276,3 +276,17 @@ def test_the_corpus_page_s_csvs_are_tidy_and_the_grid_is_the_summary_s_means(tmp
         assert offsets.loc[offsets["offset"] == offset, "mean_weight"].item() == pytest.approx(mean, rel=1e-6)
     examples = table(content, "top-examples")
     assert list(examples["rank"]) == list(range(1, len(examples) + 1)) and set(examples[["layer", "head"]].itertuples(index=False)) == {(1, 0)}
+
+
+def test_a_page_s_table_builders_are_counted_in_its_bytes(pages):
+    """What a builder keeps (copies of one head's arrays) is part of the content a cache measures."""
+    from ui.shared_cache import size_of
+
+    contents, trace = pages
+    content = contents["attention"]
+    builder = content.figure_tables["value-step-L0-H0"]
+    n = trace.input_ids.shape[1]
+    kept = n * n + 2 * n * trace.d_head  # pattern, V and z of one head, float32
+    assert size_of(builder) >= 4 * kept
+    merged = content.merge(contents["positional"])
+    assert merged.figure_tables["value-step-L0-H0"]().equals(builder())

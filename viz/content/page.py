@@ -28,6 +28,39 @@ class Notice:
             raise ValueError(f"notice level must be one of {LEVELS}, got {self.level!r}")
 
 
+class TableBuilder:
+    """A figure's table, built when called: `build()` (see `PageContent.figure_tables`). `held` names what
+    `build` keeps alive (the arrays its closure captured), so that a cache that measures a content's bytes
+    by following its attributes (ui.shared_cache.size_of) counts them too."""
+
+    def __init__(self, build: Callable[[], pd.DataFrame]):
+        self.build = build.build if isinstance(build, TableBuilder) else build
+        self.held = tuple(cell.cell_contents for cell in (getattr(self.build, "__closure__", None) or ()))
+
+    def __call__(self) -> pd.DataFrame:
+        return self.build()
+
+
+class TableBuilders(dict):
+    """`{figure id: TableBuilder}`: a dict whose every value is wrapped as a `TableBuilder`, however it is set."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        self.update(*args, **kwargs)
+
+    def __setitem__(self, key, build) -> None:
+        super().__setitem__(key, TableBuilder(build))
+
+    def update(self, *args, **kwargs) -> None:
+        for key, build in dict(*args, **kwargs).items():
+            self[key] = build
+
+    def setdefault(self, key, build=None):
+        if key not in self:
+            self[key] = build
+        return self[key]
+
+
 @dataclass
 class PageContent:
     """Figures, tables and notices keyed by stable ids (the ids name the exported files), and the
@@ -43,7 +76,11 @@ class PageContent:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     notices: list[Notice] = field(default_factory=list)
     values: dict[str, object] = field(default_factory=dict)
-    figure_tables: dict[str, Callable[[], pd.DataFrame]] = field(default_factory=dict)
+    figure_tables: dict[str, Callable[[], pd.DataFrame]] = field(default_factory=TableBuilders)
+
+    def __post_init__(self):
+        if not isinstance(self.figure_tables, TableBuilders):
+            self.figure_tables = TableBuilders(self.figure_tables)
 
     def notice(self, id: str, text: str, level: str = "info") -> None:
         self.notices.append(Notice(id, text, level))
