@@ -233,3 +233,19 @@ def test_a_figure_s_csv_button_and_the_zip_write_its_tidy_table(session, monkeyp
     assert archive.read("other.csv") == figure_to_csv(fig_of_numbers()).encode("utf-8")
     columns = {entry["id"]: entry["columns"] for entry in json.loads(archive.read("manifest.json"))["figures"]}
     assert columns == {"small-pattern": ["query_position", "key_position", "weight"], "other": ["panel", "row", "row_label", "column", "column_label", "value"]}
+
+
+def test_the_attention_page_registers_each_figure_s_table_beside_it_for_the_zip():
+    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=120)
+    at.query_params["text"] = "The cat sat on the mat."
+    at.run()
+    at.switch_page("pages/3_Attention.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    figures, tables = at.session_state[ui.figures.REGISTRY], at.session_state[ui.figures.TABLES]
+    # drawn by ui.layout.show, by ui.attention's clickable stages and overview, and the head view's registration
+    for figure_id in ("value-step-L0-H0", "row-stats-L0-H0", "stages-L0-H0", "overview-all-heads", "head-view-l0"):
+        assert figure_id in figures and figure_id in tables, figure_id
+    stats = tables["row-stats-L0-H0"]()
+    assert list(stats.columns) == ["query_position", "query_token", "scaling", "entropy_bits", "largest_weight"]
+    assert list(tables["head-view-l0"]().columns) == ["layer", "head", "query_position", "query_token", "key_position", "key_token", "weight"]
+    assert set(tables) <= set(figures)
