@@ -4,8 +4,13 @@ The clicks themselves, in chromium: tests/test_chart_browser.py."""
 
 from __future__ import annotations
 
+import io
+import json
 import re
+import zipfile
 
+import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 import streamlit as st
@@ -16,7 +21,8 @@ import chart_data
 import ui.figures
 from apptest_helpers import chart_about, chart_elements, charts
 from conftest import ROOT
-from viz.export import figure_to_csv
+from viz import plain
+from viz.export import figure_to_csv, frame_to_csv
 from viz.export.image import DEFAULT_HEIGHT, DEFAULT_WIDTH, export_size
 
 
@@ -61,7 +67,7 @@ def test_the_attention_page_has_no_download_button_per_figure_and_every_chart_sa
 @pytest.fixture
 def session(monkeypatch):
     """Bare mode: one session state for the process; what a test puts in it is taken out after."""
-    for name in (ui.chart.FILES, "settings", ui.figures.REGISTRY, ui.figures.KEYS, "png_scale"):
+    for name in (ui.chart.FILES, "settings", ui.figures.REGISTRY, ui.figures.TABLES, ui.figures.KEYS, "png_scale"):
         monkeypatch.setitem(st.session_state, name, None)
         del st.session_state[name]
     sent = []
@@ -72,8 +78,15 @@ def session(monkeypatch):
             del st.session_state[key]
 
 
-def fig_of_numbers():
-    return go.Figure(go.Heatmap(z=[[0.25, 0.75], [1.0, 0.0]], name="pattern"), layout=dict(title="A small pattern", height=300))
+def fig_of_numbers() -> dict:
+    """A figure dict, as the pages make (viz.plain): show_figure takes the dicts as they come."""
+    return plain.as_dict(go.Figure(go.Heatmap(z=[[0.25, 0.75], [1.0, 0.0]], name="pattern"), layout=dict(title="A small pattern", height=300)))
+
+
+def run(fig: dict, figure_id: str) -> None:
+    """One run of a page that draws `fig` (each run numbers its charts anew: ui.figures.chart_key)."""
+    ui.figures.start_view()
+    ui.figures.show_figure(fig, figure_id)
 
 
 def click(sent, key, value):
@@ -85,7 +98,7 @@ def click(sent, key, value):
 def test_a_csv_click_makes_the_file_once_and_the_next_data_carries_it_once(session):
     sent = session
     fig = fig_of_numbers()
-    ui.figures.show_figure(fig, "small-pattern")
+    run(fig, "small-pattern")
     key = "chart_small-pattern"
     first = sent[-1]["data"]
     about, spec = chart_data.read_chart_data(first)
@@ -97,7 +110,7 @@ def test_a_csv_click_makes_the_file_once_and_the_next_data_carries_it_once(sessi
     assert made["bytes"] == figure_to_csv(fig).encode("utf-8") and made["name"] == "small-pattern.csv" and made["mime"] == "text/csv"
     assert "0.75" in made["bytes"].decode()
 
-    ui.figures.show_figure(fig, "small-pattern")  # the rerun after the click
+    run(fig, "small-pattern")  # the rerun after the click
     carrying = sent[-1]["data"]
     with_file, spec_with_file = chart_data.read_chart_data(carrying)
     assert chart_data.read_chart_file(carrying) == figure_to_csv(fig).encode("utf-8")
@@ -105,7 +118,7 @@ def test_a_csv_click_makes_the_file_once_and_the_next_data_carries_it_once(sessi
     assert with_file["version"] == about["version"] and spec_with_file == spec  # the chart is not redrawn for a file
     assert carrying.partition(b"\n")[2] == first.partition(b"\n")[2] + made["bytes"]  # the same spec, the file after it
 
-    ui.figures.show_figure(fig, "small-pattern")  # the next rerun (or a new page load): no file again
+    run(fig, "small-pattern")  # the next rerun (or a new page load): no file again
     assert sent[-1]["data"] is first  # the bytes made once per figure, as before the click
     assert chart_data.read_chart_file(sent[-1]["data"]) is None
 
@@ -116,9 +129,9 @@ def test_an_html_click_makes_the_standalone_page_with_the_figures_name_and_a_new
     key = "chart_small-pattern"
     nonces = []
     for seq in (1, 2):
-        ui.figures.show_figure(fig, "small-pattern")
+        run(fig, "small-pattern")
         click(sent, key, ("export", {"format": "html", "seq": seq}))
-        ui.figures.show_figure(fig, "small-pattern")
+        run(fig, "small-pattern")
         about, _ = chart_data.read_chart_data(sent[-1]["data"])
         html = chart_data.read_chart_file(sent[-1]["data"]).decode("utf-8")
         assert about["file"]["name"] == "small-pattern.html" and about["file"]["mime"] == "text/html"
@@ -131,7 +144,7 @@ def test_png_svg_and_unknown_formats_and_charts_without_exports_make_nothing_on_
     sent = session
     fig = fig_of_numbers()
     key = "chart_small-pattern"
-    ui.figures.show_figure(fig, "small-pattern")
+    run(fig, "small-pattern")
     for value in ({"format": "png", "seq": 1}, {"format": "svg", "seq": 2}, {"format": "../../etc/passwd"}, "csv", None):
         click(sent, key, ("export", value))
     assert not st.session_state.get(ui.chart.FILES)
@@ -146,10 +159,10 @@ def test_a_file_whose_chart_is_not_drawn_again_soon_is_dropped(session, monkeypa
     sent = session
     fig = fig_of_numbers()
     key = "chart_small-pattern"
-    ui.figures.show_figure(fig, "small-pattern")
+    run(fig, "small-pattern")
     click(sent, key, ("export", {"format": "csv", "seq": 1}))
     st.session_state[ui.chart.FILES][key]["made"] -= ui.chart.FILE_TTL_S + 1
-    ui.figures.show_figure(fig, "small-pattern")
+    run(fig, "small-pattern")
     assert chart_data.read_chart_file(sent[-1]["data"]) is None and not st.session_state[ui.chart.FILES]
 
 
@@ -191,3 +204,48 @@ def test_a_chart_in_its_heads_box_is_keyed_by_its_head_and_not_its_layer():
     assert ui.figures.chart_key("value-step-L0-H0") == "chart_value-step-2"  # the second of its kind in this run
     ui.figures.start_view()  # the next run
     assert ui.figures.chart_key("value-step-L0-H0") == "chart_value-step"
+
+
+def test_a_figure_s_csv_button_and_the_zip_write_its_tidy_table(session, monkeypatch):
+    sent = session
+    fig = fig_of_numbers()
+    asked = []
+
+    def table():  # what a page keeps in PageContent.figure_tables: built when a CSV is asked for
+        asked.append(1)
+        return pd.DataFrame({"query_position": [0, 0, 1, 1], "key_position": [0, 1, 0, 1], "weight": np.array([0.25, 0.75, 1.0, 0.0], dtype=np.float32)})
+
+    ui.figures.start_view()
+    ui.figures.show_figure(fig, "small-pattern", table=table)
+    assert not asked  # drawing builds no table
+    click(sent, "chart_small-pattern", ("export", {"format": "csv", "seq": 1}))
+    ui.figures.show_figure(fig_of_numbers(), "other")  # no table: read from the figure
+    made = st.session_state[ui.chart.FILES]["chart_small-pattern"]
+    assert made["bytes"].decode() == frame_to_csv(table()) == "query_position,key_position,weight\n0,0,0.25\n0,1,0.75\n1,0,1.0\n1,1,0.0\n"
+    assert ui.figures.server_file(fig, "small-pattern", "csv", table) == (made["bytes"], "small-pattern.csv", "text/csv")
+    assert ui.figures.server_file(fig, "small-pattern", "csv")[0] == figure_to_csv(fig).encode("utf-8")  # without: the generic table
+
+    buttons = []
+    monkeypatch.setattr(st, "download_button", lambda label, data, *args, **kwargs: buttons.append(data))
+    ui.figures.download_all("attention")
+    archive = zipfile.ZipFile(io.BytesIO(buttons[-1]() if callable(buttons[-1]) else buttons[-1]))
+    assert archive.read("small-pattern.csv").decode() == frame_to_csv(table())
+    assert archive.read("other.csv") == figure_to_csv(fig_of_numbers()).encode("utf-8")
+    columns = {entry["id"]: entry["columns"] for entry in json.loads(archive.read("manifest.json"))["figures"]}
+    assert columns == {"small-pattern": ["query_position", "key_position", "weight"], "other": ["panel", "row", "row_label", "column", "column_label", "value"]}
+
+
+def test_the_attention_page_registers_each_figure_s_table_beside_it_for_the_zip():
+    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=120)
+    at.query_params["text"] = "The cat sat on the mat."
+    at.run()
+    at.switch_page("pages/3_Attention.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    figures, tables = at.session_state[ui.figures.REGISTRY], at.session_state[ui.figures.TABLES]
+    # drawn by ui.layout.show, by ui.attention's clickable stages and overview, and the head view's registration
+    for figure_id in ("value-step-L0-H0", "row-stats-L0-H0", "stages-L0-H0", "overview-all-heads", "head-view-l0"):
+        assert figure_id in figures and figure_id in tables, figure_id
+    stats = tables["row-stats-L0-H0"]()
+    assert list(stats.columns) == ["query_position", "query_token", "scaling", "entropy_bits", "largest_weight"]
+    assert list(tables["head-view-l0"]().columns) == ["layer", "head", "query_position", "query_token", "key_position", "key_token", "weight"]
+    assert set(tables) <= set(figures)

@@ -198,3 +198,20 @@ def test_a_png_scale_that_is_not_a_positive_finite_number_is_refused(tmp_path, c
 def test_a_png_scale_in_range_is_kept_in_the_manifest(tmp_path):
     assert main(["--text", "The cat sat.", "--out", str(tmp_path), "--formats", "csv", "--png-scale", "0.5"]) == 0
     assert json.loads((tmp_path / "manifest.json").read_text())["settings"]["png_scale"] == 0.5
+
+
+def test_every_csv_written_has_the_columns_its_manifest_lists_and_the_head_view_every_head(tmp_path):
+    from viz.content.figure_tables import columns_for
+
+    assert main(["--text", "The cat sat.", "--text", "A dog ran.", "--out", str(tmp_path), "--formats", "csv", "--head", "0", "--head", "1"]) == 0
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    ids = [entry["id"] for entry in manifest["figures"]]
+    assert {"head-view-L0", "value-step-L0-H0", "value-step-L0-H1", "row-stats-L0-H0", "pe-curves", "pe-similarity"} <= set(ids)
+    for entry in manifest["figures"]:
+        (name,) = entry["files"]
+        table = pd.read_csv(tmp_path / name)
+        assert list(table.columns) == entry["columns"] == columns_for(entry["id"]), entry["id"]
+    head_view = pd.read_csv(next(tmp_path.glob("head-view-l0-*.csv")))
+    assert sorted(head_view["head"].unique()) == [0, 1]
+    curves = pd.read_csv(next(tmp_path.glob("pe-curves-*.csv")))
+    assert sorted(curves["dimension"].unique()) == [0, 1]  # the command line's chosen dimensions

@@ -75,13 +75,16 @@ def test_long_input_is_drawn_through_a_focus_window():
     assert "shown 128 at a time (focus window)" in view.note()
 
 
-def test_pinned_row_csv_has_every_key_and_leaves_masked_cells_empty(trace):
+def test_pinned_row_csv_is_tidy_has_every_key_of_every_head_and_leaves_masked_cells_empty(trace):
     view = head_view_data(trace, 0, 0, [1, 3])
     rows = list(csv.reader(io.StringIO(pinned_row_csv(view, 2))))
-    assert rows[0] == ["query token", "key position", "key token", "head 1", "head 3"]
-    assert [r[2] for r in rows[1:]] == view.labels
-    assert float(rows[1][3]) == pytest.approx(float(view.weights[0, 2, 0]), abs=1e-6)
-    assert rows[4][3:] == ["", ""]  # key 3 is after query 2: masked
+    assert rows[0] == ["layer", "head", "query_position", "query_token", "key_position", "key_token", "weight"]
+    assert len(rows) == 1 + 2 * view.n
+    assert [r[5] for r in rows[1 : view.n + 1]] == view.labels and {r[1] for r in rows[1:]} == {"1", "3"}
+    assert {(r[2], r[3]) for r in rows[1:]} == {("2", view.labels[2])}
+    assert float(rows[1][6]) == pytest.approx(float(view.weights[0, 2, 0]), abs=1e-6)
+    assert float(rows[view.n + 2][6]) == pytest.approx(float(view.weights[1, 2, 1]), abs=1e-6)
+    assert rows[4][6] == "" and rows[view.n + 4][6] == ""  # key 3 is after query 2: masked, in both heads
 
 
 def test_word_level_view_states_its_rule(trace):

@@ -149,8 +149,9 @@ def test_png_svg_and_csv_downloads(app_url, page, tmp_path):
     with page.expect_download(timeout=30_000) as csv_download:
         page.get_by_role("button", name="CSV").click()
     rows = csv_download.value.path().read_text().splitlines()
-    assert rows[0] == "query token,key position,key token,head 0,head 1,head 2,head 3"
-    assert rows[1].startswith(f"{tokens[5]},0,{tokens[0]},") and rows[-1].endswith(",,,")  # keys after the query are masked (causal)
+    assert rows[0] == "layer,head,query_position,query_token,key_position,key_token,weight"
+    assert len(rows) == 1 + 4 * len(tokens)  # every key of the pinned query, in each of the four heads
+    assert rows[1].startswith(f"0,0,5,{tokens[5]},0,{tokens[0]},") and rows[-1].endswith(",")  # keys after the query are masked (causal)
 
 
 # ------------------------------------------------------------------ the real app: `streamlit run app.py`

@@ -275,13 +275,34 @@ def test_figures_zip_names_and_manifest():
     assert names == expected | {"manifest.json"}
     assert all("/" not in n and "\\" not in n and not n.startswith(".") for n in names)
     manifest = json.loads(archive.read("manifest.json"))
+    matrix = ["panel", "row", "row_label", "column", "column_label", "value"]  # figures made outside the pages: the generic table
+    attention = ["stage", "layer", "head", "query_position", "query_token", "key_position", "key_token", "value"]
     assert manifest["figures"] == [
-        {"id": "Attention / L0", "title": "Tiny", "files": [f"attention-l0.{e}" for e in ("png", "svg", "html", "csv")]},
-        {"id": "../pe", "title": "PE", "files": [f"pe.{e}" for e in ("png", "svg", "html", "csv")]},
+        {"id": "Attention / L0", "title": "Tiny", "files": [f"attention-l0.{e}" for e in ("png", "svg", "html", "csv")], "columns": attention},
+        {"id": "../pe", "title": "PE", "files": [f"pe.{e}" for e in ("png", "svg", "html", "csv")], "columns": matrix},
     ]
     assert manifest["notes"] == []
     assert archive.read("attention-l0.png").startswith(PNG_SIGNATURE)
     assert archive.read("attention-l0.csv").decode() == viz.export.figure_to_csv(figures["Attention / L0"])
+
+
+def test_a_figure_s_table_is_its_csv_in_the_zip_and_the_manifest_lists_its_columns():
+    made = []
+
+    def table():
+        made.append(1)
+        return pd.DataFrame({"position": [0, 1], "token": ["=cmd", "cat"], "value": np.array([0.5, np.nan], dtype=np.float32)})
+
+    figures = {"a": small_heatmap(), "b": small_heatmap()}
+    archive = zipfile.ZipFile(io.BytesIO(viz.export.figures_zip(figures, formats=("html", "csv"), tables={"a": table})))
+    assert archive.read("a.csv").decode() == "position,token,value\n0,'=cmd,0.5\n1,cat,\n" == viz.export.figure_to_csv(figures["a"], table())
+    assert archive.read("b.csv").decode() == viz.export.figure_to_csv(figures["b"])  # no table: read from the figure
+    columns = {entry["id"]: entry.get("columns") for entry in json.loads(archive.read("manifest.json"))["figures"]}
+    assert columns == {
+        "a": ["position", "token", "value"],
+        "b": ["stage", "layer", "head", "query_position", "query_token", "key_position", "key_token", "value"],
+    }
+    assert len(made) == 2  # built when its CSV is written (and once above), not for the HTML
 
 
 def test_figures_zip_without_chromium_skips_static_files(monkeypatch):

@@ -12,7 +12,7 @@ import streamlit as st
 
 from ui.chart import draw_chart, placeholder_data
 from ui.content_cache import attention_content
-from ui.figures import REGISTRY, chart_key, made_once, png_scale, show_figure, themed
+from ui.figures import chart_key, made_once, png_scale, register, show_figure, themed
 from ui.head_view import Downloads, head_view
 from ui.layout import show, show_notices
 from ui.text import md
@@ -76,7 +76,7 @@ def attention_head_view(content) -> None:
     fig = themed(content.figures[name])
     downloads = None if st.session_state[SETTINGS].presenting else Downloads(name, fig, png_scale())
     head_view(view, pinned=content.values["pinned"], pair=content.values["pair"], on_pin=on_pin, on_pair=on_pair, downloads=downloads)
-    st.session_state.setdefault(REGISTRY, {})[safe_filename(name)] = fig
+    register(safe_filename(name), fig, content.figure_tables.get(name))
 
 
 def _set_cell(content, query: int, key_position: int) -> None:
@@ -102,7 +102,7 @@ def show_clickable_stages(content, figure_id: str) -> bool:
             _set_cell(content, *cell)
 
     live = live_controls(content.values.get(f"live-{figure_id}"), st.session_state[SETTINGS])
-    show_figure(fig, figure_id, on_click=on_click if clickable else None, live=live, per_head=True)
+    show_figure(fig, figure_id, on_click=on_click if clickable else None, live=live, per_head=True, table=content.figure_tables.get(figure_id))
     return bool(clickable)
 
 
@@ -185,7 +185,7 @@ def show_clickable_overview(content, figure_id: str = "overview-all-heads") -> N
             st.session_state[key("layer")], st.session_state[key("heads")] = tile[0], [tile[1]]
             st.session_state[OPENED] = st.session_state.get(OPENED, 0) + 1
 
-    show_figure(fig, figure_id, on_click=on_click)
+    show_figure(fig, figure_id, on_click=on_click, table=content.figure_tables.get(figure_id))
 
 
 def opened_head_anchor() -> None:

@@ -23,6 +23,7 @@ from viz.export.image import export_size
 from viz.export.names import stamped_stem
 
 REGISTRY = "figures_of_view"  # session state: {figure id: figure} drawn by this view (the zip's figures)
+TABLES = "figure_tables_of_view"  # session state: {figure id: what builds its tidy table} (PageContent.figure_tables)
 T = TypeVar("T")
 
 
@@ -76,18 +77,20 @@ def export_of(fig: dict, name: str, scale: float) -> dict:
     return {"name": name, "width": width, "height": height, "scale": scale}
 
 
-def server_file(fig: dict, name: str, form: str) -> tuple[bytes, str, str] | None:
-    """(bytes, file name, mime type) of `fig` as standalone HTML or CSV, made when its button is clicked."""
+def server_file(fig: dict, name: str, form: str, table: Callable | None = None) -> tuple[bytes, str, str] | None:
+    """(bytes, file name, mime type) of `fig` as standalone HTML or CSV, made when its button is clicked.
+    `table`: what builds the figure's tidy table (PageContent.figure_tables), the CSV when given."""
     if form == "html":
         return figure_to_html(fig, filename=name), f"{name}.html", "text/html"
     if form == "csv":
-        return figure_to_csv(fig).encode("utf-8"), f"{name}.csv", "text/csv"
+        return figure_to_csv(fig, table() if table is not None else None).encode("utf-8"), f"{name}.csv", "text/csv"
     return None
 
 
 def start_view() -> None:
     """Forget the figures and chart keys of the previous run: each run registers what it draws."""
     st.session_state[REGISTRY] = {}
+    st.session_state[TABLES] = {}
     st.session_state[KEYS] = set()
 
 
@@ -151,7 +154,14 @@ def chart_key(figure_id: str, per_head: bool = False) -> str:
 
 
 def show_figure(
-    fig: dict, figure_id: str, *, exports: bool = True, on_click: Callable[[dict], None] | None = None, live: dict | None = None, per_head: bool = False
+    fig: dict,
+    figure_id: str,
+    *,
+    exports: bool = True,
+    on_click: Callable[[dict], None] | None = None,
+    live: dict | None = None,
+    per_head: bool = False,
+    table: Callable | None = None,
 ) -> None:
     """Draw `fig` and, under it, PNG / SVG / HTML / CSV buttons, named for the figure, the model and the
     settings (two views never share a file name). PNG and SVG are rendered by the browser, HTML and CSV
@@ -160,19 +170,30 @@ def show_figure(
     `on_click(selection)`: run when a point of the chart is clicked, with the selection in the shape of
     `st.plotly_chart`'s. `live`: what the browser needs to redraw a stages figure the moment the mask,
     scaling, temperature or hidden keys change (ui/components/chart/live.js); not in the print theme.
-    `per_head`: the chart sits in its head's box (`chart_key`)."""
+    `per_head`: the chart sits in its head's box (`chart_key`). `table`: what builds the figure's tidy
+    table (PageContent.figure_tables), its CSV here and in the zip."""
     settings = st.session_state.get("settings")
     if live is not None and settings is not None and settings.theme == "print":
         live = None
     fig = themed(fig)
-    st.session_state.setdefault(REGISTRY, {})[figure_id] = fig
+    register(figure_id, fig, table)
     scale, clickable = png_scale(), on_click is not None
     name = _stem(figure_id, settings, _address(), scale) if settings is not None else stamped_stem(figure_id, None)
     config = lambda: plotly_config(name, scale=scale)  # noqa: E731
     export = (lambda: export_of(fig, name, scale)) if exports else None
     data = sent_to_browser(fig, config, clickable=clickable, variant=(name, scale, clickable, exports, live is not None), export=export, live=live)
-    on_export = (lambda form: server_file(fig, name, form)) if exports else None
+    on_export = (lambda form: server_file(fig, name, form, table)) if exports else None
     draw_chart(data, key=chart_key(figure_id, per_head), on_click=on_click, on_export=on_export)
+
+
+def register(figure_id: str, fig: dict, table: Callable | None = None) -> None:
+    """Count `fig` among this view's figures (the zip's), with what builds its table if it has one."""
+    st.session_state.setdefault(REGISTRY, {})[figure_id] = fig
+    tables = st.session_state.setdefault(TABLES, {})
+    if table is not None:
+        tables[figure_id] = table
+    else:
+        tables.pop(figure_id, None)
 
 
 def png_scale() -> float:
@@ -185,10 +206,11 @@ def download_all(page: str) -> None:
     figures = st.session_state.get(REGISTRY, {})
     if not figures:
         return
+    tables = dict(st.session_state.get(TABLES) or {})
     about, scale = about_view(), png_scale()
     st.download_button(
         f"Download all {len(figures)} figures of this view (zip)",
-        lambda: figures_zip(dict(figures), scale=scale, about=about),
+        lambda: figures_zip(dict(figures), scale=scale, about=about, tables=tables),
         archive_name(page, about),
         "application/zip",
         key=f"zip_{safe_filename(page)}",

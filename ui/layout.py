@@ -14,8 +14,10 @@ ICONS = {"info": "ℹ️", "warning": "✍️"}
 
 
 def show(content: PageContent, figure_id: str, *, exports: bool = True, on_click=None, per_head: bool = False) -> None:
-    """Draw one figure of the content, with its downloads (`on_click`, `per_head`: see `show_figure`)."""
-    show_figure(content.figures[figure_id], figure_id, exports=exports, on_click=on_click, per_head=per_head)
+    """Draw one figure of the content, with its downloads (`on_click`, `per_head`: see `show_figure`); its
+    CSV is the content's table of it when it has one."""
+    table = content.figure_tables.get(figure_id)
+    show_figure(content.figures[figure_id], figure_id, exports=exports, on_click=on_click, per_head=per_head, table=table)
 
 
 def show_table(content: PageContent, table_id: str, *, index: bool = False) -> None:

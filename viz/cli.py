@@ -78,9 +78,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def build_figures(args: argparse.Namespace):
     """Run the model once and build the pages' figures, with the same page functions the app calls:
-    returns (figures by id, settings, notices)."""
+    returns (a `PageContent` holding the figures by id and their tables' builders, settings, notices)."""
     from model import load_model
     from viz.content import attention_page, embeddings_page, positional_page, run_model, tokens_page
+    from viz.content.page import PageContent
     from viz.content.settings import PE_LIMIT, TOY_TOKENIZERS, Settings, to_query
 
     tokenizer = args.tokenizer or Settings.tokenizer
@@ -116,13 +117,23 @@ def build_figures(args: argparse.Namespace):
         pe_d_model=min(model.d_model, PE_LIMIT),
     )
 
-    figures = dict(tokens_page(settings, trace, model, tokenizers={}).figures)
+    content = PageContent()  # the figures written, and what builds each one's table (its CSV)
+
+    def take(part: PageContent, ids) -> None:
+        content.figures.update((figure_id, part.figures[figure_id]) for figure_id in ids)
+        content.figure_tables.update((figure_id, part.figure_tables[figure_id]) for figure_id in ids if figure_id in part.figure_tables)
+
+    tokens = tokens_page(settings, trace, model, tokenizers={})
+    take(tokens, tokens.figures)
     for head in settings.heads:  # the page draws the scaling comparison for its first head; slides get every head's
-        figures.update(attention_page(replace(settings, heads=(head,)), trace, overview=False, model=model).figures)
-    figures["overview-all-heads"] = attention_page(settings, trace).figures["overview-all-heads"]
-    positional = positional_page(settings, trace, model, dimensions=[0, 1]).figures
-    figures.update({k: v for k, v in positional.items() if k.startswith("pe-")})
-    figures.update(embeddings_page(settings, trace, model.name).figures)
+        one = attention_page(replace(settings, heads=(head,)), trace, overview=False, model=model)
+        take(one, one.figures)
+    every_head = attention_page(settings, trace)  # the head view of every chosen head (not the last one's), and the overview
+    take(every_head, [f"head-view-L{settings.layer}", "overview-all-heads"])
+    positional = positional_page(settings, trace, model, dimensions=[0, 1])
+    take(positional, [k for k in positional.figures if k.startswith("pe-")])
+    embeddings = embeddings_page(settings, trace, model.name)
+    take(embeddings, embeddings.figures)
     manifest_settings = dict(
         asdict(settings),
         texts=trace.texts,
@@ -134,7 +145,7 @@ def build_figures(args: argparse.Namespace):
         link=f"{args.app.rstrip('/')}/Attention?{urlencode(to_query(settings))}",
     )
     manifest_settings.pop("text")
-    return figures, manifest_settings, trace.notices
+    return content, manifest_settings, trace.notices
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,18 +161,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --out: {error}", file=sys.stderr)
         return 2
     try:
-        figures, settings, notices = build_figures(args)
+        content, settings, notices = build_figures(args)
     except Exception as error:  # bad input or a model that cannot be loaded: say so, no traceback
         print(f"error: {error}", file=sys.stderr)
         return 1
     for notice in notices:
         print(f"note: {notice}", file=sys.stderr)
-    if args.print_theme:
+    figures = content.figures
+    if args.print_theme:  # restyled copies; the tables are the page's, by figure id
         figures = {figure_id: apply_print_theme(figure) for figure_id, figure in figures.items()}
     every = dict(settings, formats=list(formats), png_scale=args.png_scale, print_theme=args.print_theme)
     about = describe(every.pop("model"), every.pop("texts"), every, every.pop("link"))
     try:
-        manifest = write_folder(figures, args.out, formats=formats, png_scale=args.png_scale, about=about)
+        manifest = write_folder(figures, args.out, formats=formats, png_scale=args.png_scale, about=about, tables=content.figure_tables)
     except OutputFolderError as error:
         print(f"error: --out: {error}", file=sys.stderr)
         return 2

@@ -8,15 +8,14 @@ through the export path of every other figure), the pinned row as CSV, and a sta
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import json
 from dataclasses import dataclass
 
 import numpy as np
 
 from viz import plain
+from viz.export.tables import frame_to_csv
 from viz.labels import safe_label
 
 THRESHOLD = 0.02  # lines of a smaller weight are not drawn (the view says how many)
@@ -279,16 +278,40 @@ def head_view_figure(view: HeadView, pinned: int | None = None, pair: tuple[int,
     return plain.figure(data, layout, template="plotly")  # plotly's default template, as drawn before (no template of its own)
 
 
+TOKEN_COLUMNS = ["layer", "head", "query_position", "query_token", "key_position", "key_token", "weight"]
+WORD_COLUMNS = ["layer", "head", "query_word_position", "query_word", "key_word_position", "key_word", "weight"]
+
+
+def head_view_table(view: HeadView, query: int | None = None):
+    """Every weight of the view as a tidy `pandas.DataFrame`, lines below the threshold included: a row
+    per head, query and key (`TOKEN_COLUMNS`; `WORD_COLUMNS` at word level), masked pairs empty.
+    `query`: that query's rows only."""
+    import pandas as pd
+
+    columns = WORD_COLUMNS if view.words else TOKEN_COLUMNS
+    queries = np.arange(view.n) if query is None else np.array([query])
+    weights = np.where(view.masked, np.nan, view.weights)[:, queries]  # [head, query, key]
+    n_heads, n_queries, n_keys = weights.shape
+    head_index = np.repeat(np.arange(n_heads), n_queries * n_keys)
+    query_positions = np.tile(np.repeat(queries, n_keys), n_heads)
+    key_positions = np.tile(np.arange(n_keys), n_heads * n_queries)
+    labels = np.array(view.labels, dtype=object)
+    cells = (
+        np.full(weights.size, view.layer),
+        np.asarray(view.heads)[head_index],
+        query_positions,
+        labels[query_positions],
+        key_positions,
+        labels[key_positions],
+        weights.ravel().astype(np.float32),
+    )
+    return pd.DataFrame(dict(zip(columns, cells)))
+
+
 def pinned_row_csv(view: HeadView, pinned: int) -> str:
-    """The pinned query's weights to every key, one column per head; masked keys left empty."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    level = "word" if view.words else "token"
-    writer.writerow([f"query {level}", "key position", f"key {level}", *[f"head {h}" for h in view.heads]])
-    for key in range(view.n):
-        cells = ["" if view.masked[i, pinned, key] else f"{view.weights[i, pinned, key]:.6f}" for i in range(len(view.heads))]
-        writer.writerow([view.labels[pinned], key, view.labels[key], *cells])
-    return out.getvalue()
+    """The pinned query's weights to every key, in every head of the view: `head_view_table`'s rows of
+    that query as CSV (masked keys empty, formulas neutralised)."""
+    return frame_to_csv(head_view_table(view, pinned))
 
 
 def head_view_html(view: HeadView, js: str, css: str, pinned: int | None = None) -> bytes:

@@ -34,13 +34,31 @@ def heads_overview(
     (``layer_names`` if given); hover gives the weight. ``masked`` (``[query_pos, key_pos]``) turns
     masked cells into gaps. ``overview_panel`` cuts one head's panel back out.
     """
+    return heads_overview_and_table(
+        patterns, query_labels, key_labels, max_cells=max_cells, layer_names=layer_names, masked=masked, title=title, pattern_colour=pattern_colour
+    )[0]
+
+
+def heads_overview_and_table(
+    patterns,
+    query_labels,
+    key_labels,
+    *,
+    max_cells: int | None = None,
+    layer_names=None,
+    masked=None,
+    title: str = "Attention patterns of every head",
+    pattern_colour: str = "fixed",
+) -> tuple:
+    """``heads_overview``'s figure and what builds its table from the weights it draws (``overview_table``;
+    None when there is nothing to draw)."""
     if isinstance(patterns, np.ndarray) and patterns.ndim != 4:
         raise ValueError(f"patterns must have 4 dimensions, got shape {patterns.shape}")
     n_layers = len(patterns)
     first = as_float32(patterns[0], ndim=3, name="a layer of patterns") if n_layers else np.zeros((0, 0, 0), np.float32)
     n_heads, n_query, n_key = first.shape
     if first.size == 0:
-        return nothing_to_draw(title, "no tokens" if n_layers * n_heads else "no heads")
+        return nothing_to_draw(title, "no tokens" if n_layers * n_heads else "no heads"), None
     mask = None
     if masked is not None:
         mask = np.asarray(masked, dtype=bool)
@@ -134,7 +152,33 @@ def heads_overview(
         height=OVERVIEW_MARGIN + n_layers * _panel_height(n_heads),
         meta=dict(panel_rows=rows, panel_cols=cols, gap=gap, n_layers=n_layers, n_heads=n_heads),
     )
-    return plain.figure([trace], layout)
+    names = (  # the tokens as typed (the figure's labels are escaped for plotly)
+        [str(query_labels[p]) + ("…" if reduced else "") for p in query_starts],
+        [str(key_labels[p]) + ("…" if reduced else "") for p in key_starts],
+    )
+    return plain.figure([trace], layout), lambda: overview_table(values, query_starts, key_starts, *names)
+
+
+def overview_table(values: np.ndarray, query_starts: list[int], key_starts: list[int], query_names: list[str], key_names: list[str]):
+    """The weights ``heads_overview`` draws, ``values`` ``[layer, head, query_block, key_block]``, as a tidy
+    ``pandas.DataFrame``: ``stage, layer, head, query_position, query_token, key_position, key_token, value``,
+    a row per cell of every head (a block's first position and token, "the…", when drawn in blocks;
+    masked cells empty)."""
+    import pandas as pd
+
+    layer, head, query, key = (index.ravel() for index in np.indices(values.shape))
+    return pd.DataFrame(
+        {
+            "stage": "pattern",
+            "layer": layer,
+            "head": head,
+            "query_position": np.asarray(query_starts)[query],
+            "query_token": np.asarray(query_names, dtype=object)[query],
+            "key_position": np.asarray(key_starts)[key],
+            "key_token": np.asarray(key_names, dtype=object)[key],
+            "value": values.ravel(),
+        }
+    )
 
 
 def overview_panel(fig: dict, layer: int, head: int) -> np.ndarray:

@@ -10,14 +10,15 @@ import numpy as np
 import pandas as pd
 
 from model.attention import MaskSpec, worked_example
+from viz.content import figure_tables as tables
 from viz.content.common import FULL_RESOLUTION, fit, hidden_token_label, sentence_labels
 from viz.content.head_view import head_view_section
 from viz.content.page import PageContent
-from viz.focus import focus_figure, renormalised_figure
-from viz.heatmap import MAX_MARKED_SIDE, attention_heatmap, weight_scale
+from viz.focus import FOCUS_TOKENS, OVERVIEW_CELLS, focus_figure, focus_range, renormalised_figure, renormalised_without
+from viz.heatmap import MAX_MARKED_SIDE, attention_heatmap, block_edges, block_weights, weight_scale
 from viz.labels import safe_label
-from viz.overview import heads_overview
-from viz.stages import STAGES_PANEL_PX, row_stats_figure, stage_titles, stages_figure
+from viz.overview import heads_overview_and_table
+from viz.stages import STAGES_PANEL_PX, row_entropy, row_stats_figure, stage_titles, stages_figure
 from viz.theme import MASK_MARK_COLOR
 from viz.values import output_step_figure, value_step_figure
 
@@ -59,6 +60,12 @@ def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, 
 
     Panel titles follow the state: the divisor used (or "no scaling"), the mask and hidden keys, the
     temperature. Raw and scaled scores share one colour scale."""
+    return stages_and_table(trace, sentence, layer, head, stages, pattern_colour=pattern_colour, focus=focus)[0]
+
+
+def stages_and_table(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed", focus: int | None = None) -> tuple:
+    """`stages_of_head`'s figure and what builds its table: every cell of every stage drawn
+    (`figure_tables.attention_table`; blocks of tokens named by their first position and token)."""
     stages = stages if stages is not None else trace.stages(layer)
     labels = sentence_labels(trace, sentence)
     titles = stage_titles(
@@ -78,7 +85,9 @@ def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, 
         starts = [int(p) for p in np.linspace(0, len(labels), len(shown_labels) + 1).astype(int)[:-1]]
         positions = (starts, starts)
     keep = (focus, focus) if focus is not None and block == 1 else (None, None)
-    return stages_figure(
+    drawn = {name: np.array(matrix, dtype=np.float32) for name, matrix in matrices.items()}  # copies: the table keeps one head's, not the layer's
+    starts = positions[0] if positions is not None else None
+    figure = stages_figure(
         matrices,
         shown_labels,
         shown_labels,
@@ -91,6 +100,7 @@ def stages_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, 
         positions=positions,
         keep=keep,
     )
+    return figure, lambda: tables.attention_table(drawn, shown_labels, layer=layer, head=head, masked=hidden, positions=starts)
 
 
 MASK_CHOICES = ("model", *MaskSpec.NAMES)  # the Mask control's choices (viz.content.settings.MASKS)
@@ -210,6 +220,47 @@ def focus_of_head(trace, sentence: int, layer: int, head: int, centre: int, stag
     )
 
 
+def focus_table_of_head(trace, sentence: int, layer: int, head: int, centre: int, stages=None):
+    """What builds `focus_of_head`'s table from the pattern it draws: the whole input's blocks (stage
+    "pattern (weights of blocks of tokens)", each named by its first position and token, "the…"), then
+    every cell of the window (stage "pattern"); masked cells empty."""
+    stages = stages if stages is not None else trace.stages(layer)
+    tokens = sentence_labels(trace, sentence)
+    values = np.where(~stages.mask[sentence, head].numpy(), np.nan, stages.pattern[sentence, head].numpy()).astype(np.float32)  # [query_pos, key_pos], a copy
+
+    def table():
+        n = values.shape[0]
+        start, stop = focus_range(n, centre, FOCUS_TOKENS)
+        starts = [int(p) for p in block_edges(n, OVERVIEW_CELLS)[:-1]]
+        blocks = [tokens[p] + ("…" if n > OVERVIEW_CELLS else "") for p in starts]
+        whole = tables.attention_cells(
+            block_weights(values, OVERVIEW_CELLS), "pattern (weights of blocks of tokens)", starts, blocks, starts, blocks, layer=layer, head=head
+        )
+        window = range(start, stop)
+        shown = tables.attention_cells(
+            values[start:stop, start:stop], "pattern", window, tokens[start:stop], window, tokens[start:stop], layer=layer, head=head
+        )
+        return pd.concat([whole, shown], ignore_index=True)
+
+    return table
+
+
+def renormalised_table_of_head(trace, sentence: int, layer: int, head: int, stages=None):
+    """What builds `renormalised_of_head`'s table: the pattern without the sink keys, rows renormalised
+    (stage "pattern renormalised"), the kept keys by their positions."""
+    stages = stages if stages is not None else trace.stages(layer)
+    tokens = sentence_labels(trace, sentence)
+    values = np.where(~stages.mask[sentence, head].numpy(), np.nan, stages.pattern[sentence, head].numpy()).astype(np.float32)  # a copy
+    hidden = sink_positions(trace, sentence)
+
+    def table():
+        shown, kept = renormalised_without(values, hidden)  # [query_pos, kept key]
+        queries = range(values.shape[0])
+        return tables.attention_cells(shown, "pattern renormalised", queries, tokens, kept, [tokens[k] for k in kept], layer=layer, head=head)
+
+    return table
+
+
 def renormalised_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> dict:
     """The pattern with the first token, [CLS] and [SEP] hidden and every row renormalised (a view)."""
     stages = stages if stages is not None else trace.stages(layer)
@@ -228,52 +279,89 @@ def renormalised_of_head(trace, sentence: int, layer: int, head: int, stages=Non
 
 def value_step_of_head(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> dict:
     """z = pattern · V for one head (the model's own z)."""
+    return value_step_and_table(trace, sentence, layer, head, stages, pattern_colour=pattern_colour)[0]
+
+
+def value_step_and_table(trace, sentence: int, layer: int, head: int, stages=None, *, pattern_colour: str = "fixed") -> tuple:
+    """`value_step_of_head`'s figure and what builds its table (`figure_tables.value_step_table`:
+    `matrix` pattern, V or z, and its axes named)."""
     stages = stages if stages is not None else trace.stages(layer)
     labels = sentence_labels(trace, sentence)
-    return value_step_figure(
-        stages.pattern[sentence, head].numpy(),
-        trace.v[layer, sentence, head].numpy(),
-        stages.z[sentence, head].numpy(),
+    # copies: the table must not keep the whole layer's tensors alive
+    pattern, v, z = (np.array(m, dtype=np.float32) for m in (stages.pattern[sentence, head], trace.v[layer, sentence, head], stages.z[sentence, head]))
+    masked = ~stages.mask[sentence, head].numpy()
+    figure = value_step_figure(
+        pattern,
+        v,
+        z,
         labels,
         layer=layer,
         head=head,
-        masked=~stages.mask[sentence, head].numpy(),
+        masked=masked,
         title=head_title(trace, layer, head, labels, sentence) + ": z = pattern · V",
         pattern_colour=pattern_colour,
     )
+    return figure, lambda: tables.value_step_table(pattern, v, z, labels, layer=layer, head=head, masked=masked)
 
 
 def output_step(trace, model, sentence: int, layer: int, heads: list[int], stages=None) -> dict:
     """Every head's z side by side, the layer's W_O, and the model's own attention output."""
+    return output_step_and_table(trace, model, sentence, layer, heads, stages)[0]
+
+
+def output_step_and_table(trace, model, sentence: int, layer: int, heads: list[int], stages=None) -> tuple:
+    """`output_step`'s figure and what builds its table (`figure_tables.output_step_table`: `matrix` z,
+    W_O or output, and its axes named)."""
     stages = stages if stages is not None else trace.stages(layer)
     labels = sentence_labels(trace, sentence)
     w_o, _ = model.output_projection(layer)
     output = model.attention_output(layer, stages.z[sentence : sentence + 1])[0]  # [pos, d_model]
-    return output_step_figure(
-        stages.z[sentence].numpy(),
-        w_o.numpy(),
-        output.numpy(),
+    z_heads = np.array(stages.z[sentence], dtype=np.float32)  # [head, pos, d_head], a copy (see value_step_and_table)
+    weights, out = w_o.numpy(), output.numpy()  # [head · d_head, d_model], [pos, d_model]
+    figure = output_step_figure(
+        z_heads,
+        weights,
+        out,
         labels,
         heads=heads,
         layer=layer,
         title=f"{safe_label(trace.model_name)} · layer {layer}{state_note(trace, labels, sentence)}: heads side by side · W_O",
     )
+    return figure, lambda: tables.output_step_table(z_heads, weights, out, labels, layer=layer)
 
 
 def scaling_figures(trace, sentence: int, layer: int, head: int, *, pattern_colour: str = "fixed") -> dict[str, dict]:
     """The softmax with and without 1/√d_k on one colour scale, and how peaked each row is in both."""
+    return scaling_content(trace, sentence, layer, head, pattern_colour=pattern_colour).figures
+
+
+def scaling_content(trace, sentence: int, layer: int, head: int, *, pattern_colour: str = "fixed") -> PageContent:
+    """`scaling_figures` with their tables: each softmax's cells (blocks named by their first position),
+    and each row's entropy and largest weight, scaled and unscaled (`figure_tables.row_stats_table`)."""
     labels = sentence_labels(trace, sentence)
     scaled = trace.pattern(layer, sentence, scale=True)[head].numpy()
     unscaled = trace.pattern(layer, sentence, scale=False)[head].numpy()
     hidden = ~trace.attend()[sentence, 0].numpy()
     stats = row_stats_figure(scaled, unscaled, labels, masked=hidden)
+    kept = {"scaled": np.array(scaled), "unscaled": np.array(unscaled)}  # copies of this head's rows, not every head's
+
+    def stats_table():
+        return tables.row_stats_table({name: (row_entropy(p), np.nan_to_num(p).max(axis=-1)) for name, p in kept.items()}, labels)
+
     shown, block_labels, block_hidden, block = fit({"pattern": scaled, "unscaled": unscaled}, labels, hidden, weights=("pattern", "unscaled"))
     note = f" · {block}×{block} blocks" if block > 1 else ""  # (two titles side by side: short)
     low, high, bar = weight_scale(*(np.where(block_hidden, np.nan, shown[name]) for name in ("pattern", "unscaled")), colour=pattern_colour)
     common = dict(colorbar_title=bar, masked=block_hidden, zmin=low, zmax=high, max_hover_cells=4096, height=520)  # two side by side
     state = state_note(trace, labels, sentence).replace(" · scaling off", "")
     temperature = f" ÷ {trace.temperature:g}" if trace.temperature != 1.0 else ""
-    return {
+    starts = [int(p) for p in np.linspace(0, len(labels), len(block_labels) + 1).astype(int)[:-1]] if block > 1 else None
+
+    def table(stage: str, matrix: np.ndarray):
+        return lambda: tables.attention_table(
+            {stage: matrix}, block_labels, layer=layer, head=head, masked=block_hidden, masked_stages=(stage,), positions=starts
+        )
+
+    figures = {
         f"softmax-scaled-L{layer}-H{head}": attention_heatmap(
             shown["pattern"],
             block_labels,
@@ -292,13 +380,24 @@ def scaling_figures(trace, sentence: int, layer: int, head: int, *, pattern_colo
         ),
         f"row-stats-L{layer}-H{head}": stats,
     }
+    tables_of = {
+        f"softmax-scaled-L{layer}-H{head}": table("pattern scaled", np.array(shown["pattern"], dtype=np.float32)),
+        f"softmax-unscaled-L{layer}-H{head}": table("pattern unscaled", np.array(shown["unscaled"], dtype=np.float32)),
+        f"row-stats-L{layer}-H{head}": stats_table,
+    }
+    return PageContent(figures=figures, figure_tables=tables_of)
 
 
 def overview_figure(trace, sentence: int, *, pattern_colour: str = "fixed") -> dict:
     """Every head of every layer as small multiples (in blocks of tokens for long inputs)."""
+    return overview_and_table(trace, sentence, pattern_colour=pattern_colour)[0]
+
+
+def overview_and_table(trace, sentence: int, *, pattern_colour: str = "fixed") -> tuple:
+    """`overview_figure` and what builds its table from the weights it draws (`viz.overview.overview_table`)."""
     labels = sentence_labels(trace, sentence)
     hidden = ~trace.attend()[sentence, 0].numpy()
-    return heads_overview(
+    return heads_overview_and_table(
         _LayerPatterns(trace, sentence),
         labels,
         labels,
@@ -395,15 +494,22 @@ def attention_figures(settings, trace, overview: bool = True, model=None, part=b
     for head in heads:  # in the order the page had them before it was made of parts: every head's stages, then…
         shown = each[head]
         content.figures.update((name, fig) for name, fig in shown.figures.items() if not name.startswith("value-step-"))
+        content.figure_tables.update(shown.figure_tables)
         content.values.update(shown.values)
         content.notices += shown.notices
-    content.figures.update(part(first_head_part, replace(settings, heads=(heads[0],)), trace, stages=stages).figures)
+    first = part(first_head_part, replace(settings, heads=(heads[0],)), trace, stages=stages)
+    content.figures.update(first.figures)
+    content.figure_tables.update(first.figure_tables)
     for head in heads:  # …the scaling comparison, then every head's value step
         content.figures.update((name, fig) for name, fig in each[head].figures.items() if name.startswith("value-step-"))
     if model is not None and hasattr(model, "attention_output"):
-        content.figures.update(part(output_part, replace(settings, heads=tuple(heads)), trace, model, stages=stages).figures)
+        output = part(output_part, replace(settings, heads=tuple(heads)), trace, model, stages=stages)
+        content.figures.update(output.figures)
+        content.figure_tables.update(output.figure_tables)
     if overview:
-        content.figures.update(part(overview_part, replace(settings, heads=()), trace).figures)
+        whole = part(overview_part, replace(settings, heads=()), trace)
+        content.figures.update(whole.figures)
+        content.figure_tables.update(whole.figure_tables)
     content.values["head_options"] = [(lay, h) for lay in range(trace.n_layers) for h in range(trace.n_heads)]
     for head in heads:  # a head shown has its chart: no placeholder for it
         content.values.pop(f"placeholder-stages-L{settings.layer}-H{head}", None)
@@ -451,10 +557,12 @@ def head_part(settings, trace, stages: _Stages) -> PageContent:
     labels = sentence_labels(trace, b)
     centre = focus_centre(settings, labels)
     layer_stages = stages.get()
-    content.figures[f"stages-L{layer}-H{head}"] = stages_of_head(trace, b, layer, head, layer_stages, pattern_colour=colour, focus=centre)
+    name = f"stages-L{layer}-H{head}"
+    content.figures[name], content.figure_tables[name] = stages_and_table(trace, b, layer, head, layer_stages, pattern_colour=colour, focus=centre)
     content.values[f"live-stages-L{layer}-H{head}"] = stages_in_browser(trace, b, layer, head, layer_stages, pattern_colour=colour)
     if len(labels) > FULL_RESOLUTION:
         content.figures[f"focus-L{layer}-H{head}"] = focus_of_head(trace, b, layer, head, centre, layer_stages, pattern_colour=colour)
+        content.figure_tables[f"focus-L{layer}-H{head}"] = focus_table_of_head(trace, b, layer, head, centre, layer_stages)
         content.notice(
             f"long-input-H{head}",
             f"More than {FULL_RESOLUTION} tokens: the panels show blocks of tokens. A block's scores are their mean; its weight is what "
@@ -464,26 +572,29 @@ def head_part(settings, trace, stages: _Stages) -> PageContent:
         )
     if settings.sinks:
         content.figures[f"renormalised-L{layer}-H{head}"] = renormalised_of_head(trace, b, layer, head, layer_stages, pattern_colour=colour)
+        content.figure_tables[f"renormalised-L{layer}-H{head}"] = renormalised_table_of_head(trace, b, layer, head, layer_stages)
     if bool(layer_stages.fully_masked_rows[b, head].any()):
         content.notice(f"fully-masked-H{head}", "Rows whose every key is masked attend to nothing: their weights are all 0 (no NaN).", "caption")
-    content.figures[f"value-step-L{layer}-H{head}"] = value_step_of_head(trace, b, layer, head, layer_stages, pattern_colour=colour)
+    name = f"value-step-L{layer}-H{head}"
+    content.figures[name], content.figure_tables[name] = value_step_and_table(trace, b, layer, head, layer_stages, pattern_colour=colour)
     return content
 
 
 def first_head_part(settings, trace, stages: _Stages) -> PageContent:
     """The softmax with and without scaling, and how peaked their rows are, for the first head shown."""
-    return PageContent(figures=scaling_figures(trace, settings.sentence, settings.layer, settings.heads[0], pattern_colour=settings.pattern_colour))
+    return scaling_content(trace, settings.sentence, settings.layer, settings.heads[0], pattern_colour=settings.pattern_colour)
 
 
 def output_part(settings, trace, model, stages: _Stages) -> PageContent:
     """The heads side by side, the layer's W_O and its output (the heads shown are marked)."""
-    figure = output_step(trace, model, settings.sentence, settings.layer, list(settings.heads), stages.get())
-    return PageContent(figures={f"output-step-L{settings.layer}": figure})
+    figure, table = output_step_and_table(trace, model, settings.sentence, settings.layer, list(settings.heads), stages.get())
+    return PageContent(figures={f"output-step-L{settings.layer}": figure}, figure_tables={f"output-step-L{settings.layer}": table})
 
 
 def overview_part(settings, trace) -> PageContent:
     """Every head of every layer (the sentence shown, the colour of the weights)."""
-    return PageContent(figures={"overview-all-heads": overview_figure(trace, settings.sentence, pattern_colour=settings.pattern_colour)})
+    figure, table = overview_and_table(trace, settings.sentence, pattern_colour=settings.pattern_colour)
+    return PageContent(figures={"overview-all-heads": figure}, figure_tables={} if table is None else {"overview-all-heads": table})
 
 
 def attention_selection(settings, trace, query: int | None = None, key: int | None = None) -> PageContent:

@@ -16,6 +16,7 @@ import pandas as pd
 from model.corpus_heads import OFFSETS, STATISTICS, UNITS, CorpusSummary, classroom_sentences, heldout_sentences
 from model.heads import BADGE_RULES, BADGES
 from model.own_text import corpus_sentences
+from viz.content import figure_tables as tables
 from viz.content.page import PageContent
 from viz.corpus import badge_grid_figure, badge_shares_figure, marked_text, spread_bars_figure, statistic_grid_figure, top_examples_figure
 from viz.export.tables import table_to_csv
@@ -159,6 +160,13 @@ def examples_section(summary: CorpusSummary, layer: int, head: int, page: int = 
     page = min(max(page, 0), pages - 1)
     shown = rows[page * page_size : (page + 1) * page_size]
     first = page * page_size + 1
+    ranks = {r["rank"] for r in shown}
+
+    def shown_examples() -> pd.DataFrame:  # the examples drawn (this page of them), tidy
+        every = examples_table(summary, [(layer, head)])
+        return every[every["rank"].isin(ranks)].reset_index(drop=True)
+
+    content.figure_tables["top-examples"] = shown_examples
     content.figures["top-examples"] = top_examples_figure(
         shown,
         title=f"{head_name(layer, head).capitalize()}: its strongest weights over {summary.n_sentences:,} sentences"
@@ -224,24 +232,29 @@ def head_section(summary: CorpusSummary, layer: int, head: int) -> PageContent:
     content = PageContent()
     name = head_name(layer, head)
     labels = [f"{o:+d}" if o else "0" for o in OFFSETS]
+    offsets, kinds = [_offset_series(summary, layer, head)], [_share_series(summary, layer, head)]
+    content.figure_tables["by-offset"] = lambda: tables.spread_table("offset", list(OFFSETS), offsets, "mean_weight")
+    content.figure_tables["shares"] = lambda: tables.spread_table("key", list(SHARES.values()), kinds, "mean_share")
     content.figures["by-offset"] = spread_bars_figure(
         labels,
-        [_offset_series(summary, layer, head)],
+        offsets,
         title=f"{name.capitalize()}: mean weight by offset (key − query) over {summary.n_sentences:,} sentences",
         x_title="offset of the key from the query (−1 = the previous token)",
         y_title="mean weight",
     )
     content.figures["shares"] = spread_bars_figure(
         list(SHARES.values()),
-        [_share_series(summary, layer, head)],
+        kinds,
         title=f"{name.capitalize()}: its weight on kinds of token",
         x_title="key",
         y_title="mean share of a row's weight",
     )
     shares = summary.badge_share(layer, head)
+    badge_series = [dict(name=name, shares=[shares[b] for b in BADGES])]
     content.figures["badge-shares"] = badge_shares_figure(
-        list(BADGES), [dict(name=name, shares=[shares[b] for b in BADGES])], title=f"{name.capitalize()}: how often it gets each badge of the Heads page"
+        list(BADGES), badge_series, title=f"{name.capitalize()}: how often it gets each badge of the Heads page"
     )
+    content.figure_tables["badge-shares"] = lambda: tables.badge_shares_table(list(BADGES), badge_series)
     statistics = summary.statistics(layer, head)
     content.tables["head-statistics"] = pd.DataFrame(
         [
@@ -309,26 +322,28 @@ def compare_section(summary: CorpusSummary, first: tuple[int, int], second: tupl
     (l1, h1), (l2, h2) = first, second
     a, b = head_name(l1, h1), head_name(l2, h2)
     labels = [f"{o:+d}" if o else "0" for o in OFFSETS]
+    offsets = [_offset_series(summary, l1, h1), _offset_series(summary, l2, h2)]
+    kinds = [_share_series(summary, l1, h1), _share_series(summary, l2, h2)]
+    content.figure_tables["compare-offset"] = lambda: tables.spread_table("offset", list(OFFSETS), offsets, "mean_weight")
+    content.figure_tables["compare-shares"] = lambda: tables.spread_table("key", list(SHARES.values()), kinds, "mean_share")
     content.figures["compare-offset"] = spread_bars_figure(
         labels,
-        [_offset_series(summary, l1, h1), _offset_series(summary, l2, h2)],
+        offsets,
         title=f"Mean weight by offset: {a} beside {b}",
         x_title="offset of the key from the query (−1 = the previous token)",
         y_title="mean weight",
     )
     content.figures["compare-shares"] = spread_bars_figure(
         list(SHARES.values()),
-        [_share_series(summary, l1, h1), _share_series(summary, l2, h2)],
+        kinds,
         title=f"Weight on kinds of token: {a} beside {b}",
         x_title="key",
         y_title="mean share of a row's weight",
     )
     shares_a, shares_b = summary.badge_share(l1, h1), summary.badge_share(l2, h2)
-    content.figures["compare-badges"] = badge_shares_figure(
-        list(BADGES),
-        [dict(name=a, shares=[shares_a[x] for x in BADGES]), dict(name=b, shares=[shares_b[x] for x in BADGES])],
-        title=f"How often each badge fires: {a} beside {b}",
-    )
+    badge_series = [dict(name=a, shares=[shares_a[x] for x in BADGES]), dict(name=b, shares=[shares_b[x] for x in BADGES])]
+    content.figures["compare-badges"] = badge_shares_figure(list(BADGES), badge_series, title=f"How often each badge fires: {a} beside {b}")
+    content.figure_tables["compare-badges"] = lambda: tables.badge_shares_table(list(BADGES), badge_series)
     stats_a, stats_b = summary.statistics(l1, h1), summary.statistics(l2, h2)
     rows = [dict(measure=NAMES[k], **{a: round(stats_a[k].mean, 4), b: round(stats_b[k].mean, 4)}) for k in STATISTICS]
     rows += [dict(measure=f"badge “{x}”, share of sentences", **{a: round(shares_a[x], 4), b: round(shares_b[x], 4)}) for x in BADGES]
@@ -358,6 +373,12 @@ def grid_section(summary: CorpusSummary, statistic: str = "previous") -> PageCon
     content.figures["grid-badges"] = badge_grid_figure(
         badges, shares.tolist(), hover, title=f"Every head of {model} over {summary.n_sentences:,} sentences: its most common badge, and on what share"
     )
+    badge_rows = [
+        dict(layer=l, head=h, badge=badges[l][h], share_of_sentences=float(shares[l, h])) for l in range(summary.n_layers) for h in range(summary.n_heads)
+    ]
+    content.figure_tables["grid-badges"] = lambda: pd.DataFrame(badge_rows, columns=tables.COLUMNS["grid-badges"])
+    means = summary.mean(statistic).numpy().copy()  # [layer, head]
+    content.figure_tables[f"grid-{statistic}"] = lambda: tables.grid(means, "layer", "head", "mean").assign(statistic=statistic)[tables.COLUMNS["grid-"]]
     bounded = statistic not in UNITS
     content.figures[f"grid-{statistic}"] = statistic_grid_figure(
         summary.mean(statistic).numpy(),

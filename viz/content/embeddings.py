@@ -8,6 +8,7 @@ from dataclasses import asdict
 import pandas as pd
 
 from model.embeddings import embedding_projection
+from viz.content import figure_tables as tables
 from viz.content.page import PageContent
 from viz.embeddings import projection_figure, sense_layers_figure, trajectory_figure
 from viz.labels import safe_label
@@ -44,6 +45,18 @@ def embedding_figures(projection, model_name: str) -> dict[str, dict]:
         )
     figures[f"trajectory-{projection.target}"] = trajectory_figure(projection.tracks, title=f"“{target}” layer by layer: static, input, then after each layer")
     return figures
+
+
+def embedding_tables(projection) -> dict:
+    """What builds the table of each of `embedding_figures`, by the same ids: every point of the plane
+    with its hidden state, the senses layer by layer, each occurrence's track."""
+    if not projection.arrows:
+        return {}
+    built = {f"projection-{projection.target}-L{projection.layer}": lambda: tables.projection_table(projection.points, projection.centroids)}
+    if projection.by_layer:
+        built[f"senses-{projection.target}"] = lambda: tables.senses_table(projection.by_layer)
+    built[f"trajectory-{projection.target}"] = lambda: tables.trajectory_table(projection.tracks)
+    return built
 
 
 def sense_table(projection) -> pd.DataFrame:
@@ -95,6 +108,7 @@ def embeddings_page(settings, trace, model_name: str, tokenizer=None) -> PageCon
         content.notice("word-absent", f"“{target}” occurs in none of the sentences: type it in a sentence, or choose another word.", "warning")
         return content
     content.figures.update(embedding_figures(projection, model_name))
+    content.figure_tables.update(embedding_tables(projection))
     if projection.by_layer:
         content.tables["sense-layers"] = sense_table(projection)
     else:

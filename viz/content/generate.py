@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
 import pandas as pd
 
 from model.generate import Candidate
+from viz.content import figure_tables as tables
 from viz.content.page import PageContent
 from viz.generate import cache_growth_figure, cache_rows_figure, candidates_figure, written_tokens_figure
 from viz.labels import safe_label
@@ -86,6 +88,8 @@ def generate_page(run, step: int, layer: int = 0, k: int = 10) -> PageContent:
 
     shown = s.candidates[:k]
     chosen = next((i for i, c in enumerate(shown) if c.id == s.chosen), None)
+    candidate_rows = [dict(rank=c.rank, token=c.text, id=c.id, probability=c.probability, kept=c.kept, written=c.id == s.chosen) for c in shown]
+    content.figure_tables["generate-candidates"] = lambda: pd.DataFrame(candidate_rows, columns=tables.COLUMNS["generate-candidates"])
     content.figures["generate-candidates"] = candidates_figure(
         [c.text for c in shown],
         [c.probability for c in shown],
@@ -97,8 +101,10 @@ def generate_page(run, step: int, layer: int = 0, k: int = 10) -> PageContent:
     keys = run.tokens[: s.n_keys]
     group = run.group_size
     head_names = [f"head {h}" + (f" · K/V {h // group}" if group > 1 else "") for h in range(run.n_heads)]
+    query_rows = s.pattern[layer].numpy().copy()  # [head, key_pos]
+    content.figure_tables["generate-query-row"] = lambda: tables.query_row_table(query_rows, run.n_heads, s.position, keys).assign(layer=layer)
     content.figures["generate-query-row"] = last_row_figure(
-        s.pattern[layer].numpy(),
+        query_rows,
         keys,
         head_names,
         title=f"Layer {layer}: the query of “{safe_label(run.tokens[s.position])}” (position {s.position}) over the {s.n_keys} keys in the cache",
@@ -108,6 +114,13 @@ def generate_page(run, step: int, layer: int = 0, k: int = 10) -> PageContent:
     n_bytes = [t.cache_bytes for t in run.steps]
     each = [run.cache_bytes_for(n, n_kv_heads=run.n_heads) for n in n_tokens] if group > 1 else None
     formula = f"2 · {run.n_layers} layers · {run.n_kv_heads} K/V heads · {run.d_head} d_head · {run.bytes_per_element} bytes · {s.n_keys} tokens"
+    cache_rows = {
+        "step": np.arange(1, len(n_tokens) + 1),
+        "n_tokens": n_tokens,
+        "cache_bytes": n_bytes,
+        "cache_bytes_one_per_head": each or [None] * len(n_tokens),
+    }
+    content.figure_tables["generate-cache"] = lambda: pd.DataFrame(cache_rows).astype({"cache_bytes_one_per_head": "Int64"})
     content.figures["generate-cache"] = cache_growth_figure(
         n_tokens,
         n_bytes,
@@ -118,8 +131,10 @@ def generate_page(run, step: int, layer: int = 0, k: int = 10) -> PageContent:
     )
     new_rows = n_prompt if step == 0 else 1
     group_names = [f"K/V head {g} (heads {g * group}–{(g + 1) * group - 1})" if group > 1 else f"head {g}" for g in range(run.n_kv_heads)]
+    cached = s.keys[layer].numpy().copy()  # [kv_head, key_pos, d_head]
+    content.figure_tables["generate-cache-keys"] = lambda: tables.cache_keys_table(cached, keys, layer=layer, new_rows=new_rows)
     content.figures["generate-cache-keys"] = cache_rows_figure(
-        s.keys[layer].numpy(),
+        cached,
         keys,
         new_rows=new_rows,
         group_names=group_names,

@@ -6,6 +6,7 @@ need no extra input. Numbers come from `model.heads`; nothing is precomputed.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -20,6 +21,7 @@ from model.heads import (
     sentence_diff,
     value_weighted,
 )
+from viz.content import figure_tables as tables
 from viz.content.page import PageContent
 from viz.heads import (
     change_grid_figure,
@@ -62,7 +64,9 @@ def summary_section(settings, trace) -> PageContent:
     content.figures["head-grid"] = head_grid_figure(
         summary.badges, hover, title=f"Every head of {safe_label(trace.model_name)} on sentence {b + 1}, by badge", selected=open_head(settings, trace)
     )
-    table = pd.DataFrame(summary.rows())
+    rows = summary.rows()
+    content.figure_tables["head-grid"] = lambda: tables.head_grid_table(rows)
+    table = pd.DataFrame(rows)
     content.tables["head-summary"] = table.round(3)
     content.tables["badge-rules"] = pd.DataFrame({"badge": list(BADGE_RULES), "rule (first that holds)": list(BADGE_RULES.values())})
     content.values["badge_counts"] = table["badge"].value_counts().to_dict()
@@ -76,14 +80,18 @@ def open_head_section(settings, trace, model) -> PageContent:
     layer, head = open_head(settings, trace)
     tokens = [t.text for t in trace.tokens[b]]
     result = value_weighted(trace, model, layer, b)
-    pattern, norms = result.pattern[head].numpy(), result.weighted_norm[head].numpy()
+    pattern, norms = np.array(result.pattern[head]), np.array(result.weighted_norm[head])  # copies: the tables keep one head's
     masked = ~trace.attend(trace.mask)[b, 0, : len(tokens), : len(tokens)].numpy()
     content.figures[f"value-norms-L{layer}-H{head}"] = value_norm_figure(
         pattern, norms, tokens, title=f"Layer {layer}, head {head}: the weight α beside what is actually sent ‖α·f(x)‖", masked=masked
     )
+    content.figure_tables[f"value-norms-L{layer}-H{head}"] = lambda: tables.value_norms_table(pattern, norms, tokens, layer=layer, head=head, masked=masked)
     weight_share, norm_share = result.key_shares(head)
     content.figures[f"value-shares-L{layer}-H{head}"] = key_totals_figure(
         weight_share.numpy(), norm_share.numpy(), tokens, title=f"Layer {layer}, head {head}: each key's share of the weight and of what is sent"
+    )
+    content.figure_tables[f"value-shares-L{layer}-H{head}"] = lambda: tables.key_shares_table(
+        weight_share.numpy(), norm_share.numpy(), tokens, layer=layer, head=head
     )
     top = int(torch.argmax(weight_share))
     content.values.update(
@@ -104,8 +112,9 @@ def rollout_section(settings, trace) -> PageContent:
     b = settings.sentence
     tokens = [t.text for t in trace.tokens[b]]
     patterns = model_patterns(trace, b)
-    rolled = rollout(patterns)[-1]
+    rolled = rollout(patterns)[-1].clone()  # [output token, input token] of the last layer alone (the tables keep it)
     content.figures["rollout"] = rollout_figure(rolled.numpy(), tokens, title="Rollout: what each token of the last layer finally draws on")
+    content.figure_tables["rollout"] = lambda: tables.token_grid(rolled.numpy(), tokens, tokens, "share")
     last = len(tokens) - 1
     flow = None
     if len(tokens) <= FLOW_MAX_TOKENS:
@@ -118,6 +127,7 @@ def rollout_section(settings, trace) -> PageContent:
     content.figures["flow"] = flow_figure(
         rolled[last].numpy(), flow, tokens, title=f"What the last token “{safe_label(tokens[last])}” draws on: rollout and flow"
     )
+    content.figure_tables["flow"] = lambda: tables.flow_table(rolled[last].numpy(), flow, tokens)
     content.values["rollout_top"] = tokens[int(rolled[last].argmax())]
     return content
 
@@ -150,9 +160,9 @@ def ablation_section(settings, trace, model, heads: list[tuple[int, int]], word:
         ids = list(dict.fromkeys(torch.topk(p_before, TOP_TOKENS).indices.tolist() + torch.topk(p_after, 3).indices.tolist()))
         words = [model.tokenizer.id_to_text(i) for i in ids]
         what = "next token" if kind == "next" else f"masked word at position {position}"
-        content.figures["ablation-prediction"] = distribution_change_figure(
-            words, p_before[ids].numpy(), p_after[ids].numpy(), title=f"The {what} with heads {names} knocked out"
-        )
+        kept_before, kept_after = p_before[ids].numpy(), p_after[ids].numpy()  # the candidates drawn
+        content.figures["ablation-prediction"] = distribution_change_figure(words, kept_before, kept_after, title=f"The {what} with heads {names} knocked out")
+        content.figure_tables["ablation-prediction"] = lambda: tables.before_after_table(words, kept_before, kept_after)
         content.values.update(
             kl_bits=float(kl_divergence(logits_before, logits_after)), top_before=words[0], top_after=model.tokenizer.id_to_text(int(p_after.argmax()))
         )
@@ -168,6 +178,7 @@ def ablation_section(settings, trace, model, heads: list[tuple[int, int]], word:
     content.figures["ablation-word"] = cosine_by_layer_figure(
         cosines, title=f"The vector of “{safe_label(token)}” with heads {names} knocked out: cosine with the model's own, per layer"
     )
+    content.figure_tables["ablation-word"] = lambda: tables.cosine_by_state_table(cosines)
     content.values.update(cosine_last=float(cosines[-1]), word=token)
     return content
 
@@ -181,7 +192,9 @@ def ranking_section(settings, trace, model) -> PageContent:
     content.figures["head-ranking"] = ranking_figure(
         [f"layer {l} · head {h}" for l, h, _ in top], [v for _, _, v in top], title="Heads ranked by their effect on this sentence", value_title=ranking.measure
     )
+    content.figure_tables["head-ranking"] = lambda: tables.ranking_table(top)
     content.figures["head-effects"] = change_grid_figure(ranking.effect.numpy(), title="Effect of knocking out each head alone", value_title="effect")
+    content.figure_tables["head-effects"] = lambda: tables.per_head_table(ranking.effect.numpy(), "effect")
     content.tables["ranking"] = pd.DataFrame([dict(layer=l, head=h, effect=round(v, 6)) for l, h, v in ranking.top(ranking.effect.numel())])
     content.values["measure"] = ranking.measure
     return content
@@ -202,11 +215,15 @@ def diff_section(settings, trace, other: int) -> PageContent:
     content.figures["diff-change"] = change_grid_figure(
         diff.change.numpy(), title=f"How far each head's rows move from sentence {a + 1} to sentence {other + 1}", value_title="mean TV distance"
     )
+    change = diff.change.numpy()
+    content.figure_tables["diff-change"] = lambda: tables.per_head_table(change, "mean_tv_distance")
     layer, head = open_head(settings, trace)
     labels = [diff.tokens_a[i] for i, _ in diff.pairs]
+    difference = np.array(diff.difference[layer, head], dtype=np.float32)  # [aligned query, aligned key], a copy of one head's
     content.figures[f"diff-L{layer}-H{head}"] = diff_figure(
-        diff.difference[layer, head].numpy(), labels, title=f"Layer {layer}, head {head}: α(sentence {other + 1}) − α(sentence {a + 1}) on the aligned tokens"
+        difference, labels, title=f"Layer {layer}, head {head}: α(sentence {other + 1}) − α(sentence {a + 1}) on the aligned tokens"
     )
+    content.figure_tables[f"diff-L{layer}-H{head}"] = lambda: tables.token_grid(difference, labels, labels, "difference", layer=layer, head=head)
     content.tables["diff-top"] = pd.DataFrame([dict(layer=l, head=h, change=round(v, 4)) for l, h, v in diff.top_heads(10)])
     paired_a = {i for i, _ in diff.pairs}
     paired_b = {j for _, j in diff.pairs}

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from viz.content.common import sentence_labels
+from viz.content import figure_tables as tables
 from viz.content.page import PageContent
 from viz.labels import safe_label
 from viz.prediction import last_row_figure, next_token_figure
@@ -56,6 +57,7 @@ def next_token_page(settings, trace, model) -> PageContent:
     content.figures["next-token"] = next_token_figure(
         prediction["tokens"], prediction["probabilities"], title=f"{heading}: the {k} most likely {'tokens' if masked_head else 'next tokens'}"
     )
+    content.figure_tables["next-token"] = lambda: tables.prediction_table(prediction)
     content.tables["predictions"] = pd.DataFrame(
         {
             "token": prediction["tokens"],
@@ -75,5 +77,6 @@ def next_token_page(settings, trace, model) -> PageContent:
     token = labels[position]
     title = f"Attention of “{safe_label(token)}” (position {position}), every head"
     content.figures["last-token-attention"] = last_row_figure(rows, labels, names, title=title)
+    content.figure_tables["last-token-attention"] = lambda: tables.query_row_table(rows, trace.n_heads, position, labels)
     content.values.update(last_token=token, token=token, labels=labels)
     return content

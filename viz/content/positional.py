@@ -7,6 +7,7 @@ import numpy as np
 
 from model import cosine_similarity_matrix, similarity_by_distance, sinusoidal_positional_encoding
 from model.positional import rotary_angles, rotary_dot_by_distance
+from viz.content import figure_tables as tables
 from viz.content.common import sentence_labels
 from viz.content.page import PageContent
 from viz.heatmap import downsample
@@ -25,7 +26,8 @@ def default_dimensions(d_model: int) -> list[int]:
 
 
 def similarity_figure(similarity, title: str) -> dict:
-    """Cosine similarity between positions, `[pos, pos]`, as block means beyond 256 positions."""
+    """Cosine similarity between positions, `[pos, pos]`, as block means beyond 256 positions (its table,
+    `figure_tables.similarity_table`, holds every pair)."""
     n = similarity.shape[0]
     if n > SIMILARITY_CELLS:
         similarity = downsample(similarity, SIMILARITY_CELLS)
@@ -41,35 +43,44 @@ def positional_page(settings, trace, model, dimensions: list[int] | None = None)
     model's own input recipe (toy: token + sinusoid; GPT-2: token + learned position; BERT: LayerNorm of
     token + position + token type; Llama: token only) for the sentence shown (its first 64 tokens)."""
     content = PageContent()
+    table = content.figure_tables  # each figure's tidy table, from the arrays it is drawn from
     n, d, base = settings.pe_positions, settings.pe_d_model, settings.pe_base
     dimensions = default_dimensions(d) if dimensions is None else [dim for dim in dimensions if 0 <= dim < d]
     pe = sinusoidal_positional_encoding(n, d, float(base))
     similarity = cosine_similarity_matrix(pe)
     distances, means = similarity_by_distance(similarity)
     content.values.update(dimensions=dimensions, default_dimensions=default_dimensions(d))
-    content.figures["pe-matrix"] = pe_heatmap(pe.numpy(), title=f"Sinusoidal positional encoding ({n} positions × {d} dimensions, base {base:g})")
-    content.figures["pe-curves"] = pe_curves(pe.numpy(), dimensions)
+    values = pe.numpy()  # [position, dimension]
+    content.figures["pe-matrix"] = pe_heatmap(values, title=f"Sinusoidal positional encoding ({n} positions × {d} dimensions, base {base:g})")
+    table["pe-matrix"] = lambda: tables.pe_matrix_table(values)
+    content.figures["pe-curves"] = pe_curves(values, dimensions)
+    table["pe-curves"] = lambda: tables.pe_curves_table(values, dimensions)
     content.figures["pe-similarity"] = similarity_figure(similarity.numpy(), "Sinusoidal: cosine similarity between positions")
+    table["pe-similarity"] = lambda: tables.similarity_table(similarity.numpy())  # every pair (the figure may show block means)
     content.figures["pe-similarity-by-distance"] = similarity_by_distance_figure(distances.numpy(), means.numpy(), label=f"sinusoidal, base {base:g}")
+    sinusoidal = {f"sinusoidal, base {base:g}": (distances.numpy(), means.numpy())}
+    table["pe-similarity-by-distance"] = lambda: tables.by_distance_table(sinusoidal)
     if model.positional_kind == "rotary":
         frequencies = model.rotary_inverse_frequencies()
         angles = rotary_angles(n, frequencies)
         content.figures["rotary-angles"] = rotary_angle_heatmap(
             angles.numpy(), title=f"{safe_label(model.name)}: rotation angle of each dimension pair of q and k"
         )
+        table["rotary-angles"] = lambda: tables.rotary_angles_table(angles.numpy())
         rotary_distances, dots = rotary_dot_by_distance(frequencies, n)
         content.figures["rotary-by-distance"] = rotary_distance_figure(rotary_distances.numpy(), dots.numpy(), label=f"{model.name}: d_head {model.d_head}")
+        table["rotary-by-distance"] = lambda: tables.rotary_distance_table(rotary_distances.numpy(), dots.numpy())
         content.values.update(rotary_pairs=len(frequencies), fastest_turn=float(2 * np.pi / frequencies[0]), slowest_turn=float(2 * np.pi / frequencies[-1]))
     elif not model.is_toy:
         learned = cosine_similarity_matrix(model.position_matrix(n))
         learned_distances, learned_means = similarity_by_distance(learned)
         content.figures["learned-position-similarity"] = similarity_figure(learned.numpy(), f"{safe_label(model.name)}: learned position embeddings")
+        table["learned-position-similarity"] = lambda: tables.similarity_table(learned.numpy())
+        lines = {f"sinusoidal, base {base}": (distances.numpy(), means.numpy()), f"{model.name}: learned": (learned_distances.numpy(), learned_means.numpy())}
         content.figures["learned-vs-sinusoidal-by-distance"] = similarity_by_distance_figure(
-            distances.numpy(),
-            means.numpy(),
-            label=f"sinusoidal, base {base}",
-            series={f"{model.name}: learned": (learned_distances.numpy(), learned_means.numpy())},
+            distances.numpy(), means.numpy(), label=f"sinusoidal, base {base}", series=dict(list(lines.items())[1:])
         )
+        table["learned-vs-sinusoidal-by-distance"] = lambda: tables.by_distance_table(lines)
     b = settings.sentence
     total = len(trace.tokens[b])
     count = min(total, COMPOSITION_TOKENS)
@@ -88,6 +99,7 @@ def positional_page(settings, trace, model, dimensions: list[int] | None = None)
     content.figures["input-composition"] = input_recipe_figure(
         panels, labels, title=f"What the first layer of {safe_label(model.name)} reads: {recipe.formula}", separate_result=layer_norm
     )
+    table["input-composition"] = lambda: tables.composition_table(panels, labels)
     content.values.update(
         input_recipe=recipe.formula,
         recipe_difference=float((recipe.result[0] - first_input).abs().max()),

@@ -9,6 +9,7 @@ import torch
 from model.attention import entropy_bits
 
 from model.scaling import softmax_row, spread_by_dimension
+from viz.content import figure_tables as tables
 from viz.content.page import PageContent
 from viz.scaling import dot_spread_figure, softmax_row_figure
 
@@ -26,10 +27,12 @@ def scaling_lab_page(d_k: int, model_d_k: int | None = None, n_pairs: int = 2000
     content.figures["dot-spread"] = dot_spread_figure(
         dims, spreads, d_k=d_k, model_d_k=model_d_k, title=f"Spread of q·k for random unit-variance q, k ({n_pairs} pairs per d_k): std ≈ √d_k"
     )
+    content.figure_tables["dot-spread"] = lambda: tables.dot_spread_table(dims, spreads, d_k, model_d_k)
     row = softmax_row(d_k, N_KEYS, seed)
     content.figures[f"softmax-row-d{d_k}"] = softmax_row_figure(
         row["with_division"], row["without_division"], title=f"One query over {N_KEYS} random keys, d_k = {d_k}: softmax with and without ÷ √{d_k}"
     )
+    content.figure_tables[f"softmax-row-d{d_k}"] = lambda: tables.softmax_row_table(row["with_division"], row["without_division"])
     content.values.update(
         d_k=d_k,
         spread=spread,

@@ -22,6 +22,7 @@ from model.score_parts import (
     split_name,
 )
 from viz.content.common import fit, sentence_labels
+from viz.content import figure_tables as tables
 from viz.content.page import PageContent
 from viz.labels import safe_label
 from viz.score_parts import distance_curve_figure, head_shares_figure, pair_bar_figure, part_maps_figure, parts_bar_figure
@@ -137,18 +138,23 @@ def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, g
     where = f"layer {layer}, head {head}"
     masked = ~allowed.numpy()
     if len(parts) > 1:  # a single part (the first layer of a rotary model without biases) is the score itself
+        map_parts = map_panels(trace, parts, layer, allowed)
         content.figures["part-maps"] = maps_figure(
-            map_panels(trace, parts, layer, allowed),
+            map_parts,
             labels,
             masked,
             f"Raw score q·k of {where}, split by where query and key come from (one colour scale)",
         )
+        drawn = [(name, values.numpy().copy()) for name, values in map_parts]
+        content.figure_tables["part-maps"] = lambda: tables.panels_table(drawn, labels, masked)
     if not _adds_position(trace):
         pairs = {name: part[:n, :n] for name, part in trace.score_parts(layer, head, sentence, by="pair").items()}
         panels = pair_panels(pairs) + [("q·k (the sum)", sum(pairs.values()))]
         content.figures["pair-maps"] = maps_figure(
             panels, labels, masked, f"Raw score q·k of {where}, split by how fast the rotary pairs turn (one colour scale)"
         )
+        pair_drawn = [(name, values.numpy().copy()) for name, values in panels]
+        content.figure_tables["pair-maps"] = lambda: tables.panels_table(pair_drawn, labels, masked)
     ranked = sorted(parts, key=lambda name: abs(float(parts[name][query, key])), reverse=True)
     named, others = ranked[:BAR_PARTS], ranked[BAR_PARTS:]
     bar_values = [float(parts[name][query, key]) for name in named]
@@ -160,6 +166,8 @@ def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, g
         content.figures["score-parts"] = parts_bar_figure(
             named, bar_values, score, title=f"Query “{query_label}” ({query}) and key “{key_label}” ({key}), {where}: q·k = {score:.4g}"
         )
+        bars = {"part": [*named, "q·k (the sum)"], "score": [*bar_values, score]}
+        content.figure_tables["score-parts"] = lambda: pd.DataFrame(bars)
     if n <= TABLE_TOKENS:
         content.tables["parts"] = tidy_parts(parts, layer, head)
     else:
@@ -183,6 +191,8 @@ def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, g
     if not _adds_position(trace):
         view = rotary_pairs(trace, layer, head, query, key, sentence)
         n_fast = fast_pairs(len(view.theta))
+        pair_rows = {"pair": np.arange(len(view.theta)), "theta": view.theta.numpy().copy(), "contribution": view.contribution.numpy().copy()}
+        content.figure_tables["pair-parts"] = lambda: pd.DataFrame(pair_rows)
         content.figures["pair-parts"] = pair_bar_figure(
             view.theta.numpy(),
             view.contribution.numpy(),
@@ -196,6 +206,7 @@ def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, g
             f"the {n_fast} fastest pairs": _pairs_at(view, fast, distances),
             f"the other {len(view.theta) - n_fast} pairs": _pairs_at(view, ~fast, distances),
         }
+        content.figure_tables["score-by-distance"] = lambda: tables.curves_table(distances, curves)
         content.figures["score-by-distance"] = distance_curve_figure(
             distances,
             curves,
@@ -218,6 +229,8 @@ def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, g
         if not _adds_position(trace)
         else "the parts made of position alone" + ("" if layer == 0 else " (the position embedding as this layer reads it directly)")
     )
+    share_rows = {"layer": layer, "head": np.arange(len(shares)), "position_share": [s.position_share for s in shares], "badge": [s.badge for s in shares]}
+    content.figure_tables["head-shares"] = lambda: pd.DataFrame(share_rows)
     content.figures["head-shares"] = head_shares_figure(
         [s.position_share for s in shares],
         [s.badge for s in shares],

@@ -9,7 +9,7 @@ from .bundle import FORMATS, figures_zip, write_folder
 from .image import NO_CHROMIUM_MESSAGE, figure_to_png, figure_to_svg, static_export_available
 from .names import safe_filename
 from .standalone import figure_to_html, plotly_config
-from .tables import figure_to_csv, table_to_csv
+from .tables import figure_to_csv, frame_to_csv, table_to_csv
 
 __all__ = [
     "FORMATS",
@@ -18,6 +18,7 @@ __all__ = [
     "figure_to_html",
     "figure_to_png",
     "figure_to_svg",
+    "frame_to_csv",
     "figures_zip",
     "plotly_config",
     "safe_filename",

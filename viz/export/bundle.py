@@ -5,13 +5,14 @@ Both writers go through ``figure_files``, so a zip and a folder hold the same fi
 
 from __future__ import annotations
 
+import csv
 import html
 import io
 import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from .. import plain
@@ -39,24 +40,39 @@ def figure_title(fig: dict) -> str:
     return html.unescape(title) if title else ""
 
 
-def _encode(fig: dict, fmt: str, stem: str, png_scale: float) -> bytes:
+TableBuilders = dict[str, Callable[[], object]]  # figure id → what builds its tidy table (PageContent.figure_tables)
+
+
+def _encode(fig: dict, fmt: str, stem: str, png_scale: float, table=None) -> bytes:
     if fmt == "png":
         return figure_to_png(fig, scale=png_scale)
     if fmt == "svg":
         return figure_to_svg(fig)
     if fmt == "html":
         return figure_to_html(fig, filename=stem)
-    return figure_to_csv(fig).encode("utf-8")
+    return figure_to_csv(fig, table() if table is not None else None).encode("utf-8")
 
 
-def figure_files(figures: dict[str, dict], formats: Iterable[str], png_scale: float, manifest: dict) -> Iterator[tuple[str, bytes]]:
+def _header(csv_bytes: bytes) -> list[str]:
+    """The column names of a CSV file (its first row)."""
+    return next(csv.reader(io.StringIO(csv_bytes.decode("utf-8").partition("\n")[0])), [])
+
+
+def figure_files(
+    figures: dict[str, dict], formats: Iterable[str], png_scale: float, manifest: dict, tables: TableBuilders | None = None
+) -> Iterator[tuple[str, bytes]]:
     """Yield ``(file name, bytes)`` for every figure in every format, filling ``manifest``.
 
     Names are ``{safe_filename(id)}.{ext}``, followed by the model and the settings' hash when the
     manifest describes them (see ``describe``), made unique. Without Chromium, PNG and SVG are skipped
     and ``manifest["notes"]`` says why; a figure that fails to render is noted the same way and its
-    other files are still written. ``manifest["figures"]`` gets each figure's id, title and files.
+    other files are still written. ``manifest["figures"]`` gets each figure's id, title and files, and
+    with a CSV the names of its columns (``columns``: the CSV's header).
+
+    ``tables``: the tidy table builder of each figure id that has one (``PageContent.figure_tables``),
+    called when its CSV is written; a figure without one is written as ``figure_to_csv`` reads it.
     """
+    tables = tables or {}
     formats = check_formats(formats)
     static_ok, static_message = static_export_available()
     if not static_ok and set(formats) & set(STATIC_FORMATS):
@@ -64,19 +80,22 @@ def figure_files(figures: dict[str, dict], formats: Iterable[str], png_scale: fl
     taken: set[str] = {"manifest"}
     for figure_id, fig in figures.items():
         stem = unique_stem(stamped_stem(figure_id, manifest.get("model") and manifest), taken)
-        files = []
+        files, columns = [], None
         for fmt in formats:
             if fmt in STATIC_FORMATS and not static_ok:
                 continue
             name = f"{stem}.{fmt}"
             try:
-                data = _encode(fig, fmt, stem, png_scale)
+                data = _encode(fig, fmt, stem, png_scale, tables.get(figure_id))
             except (RuntimeError, TimeoutError) as error:
                 manifest["notes"].append(f"{name} skipped: {error}")
                 continue
+            if fmt == "csv":
+                columns = _header(data)
             files.append(name)
             yield name, data
-        manifest["figures"].append({"id": str(figure_id), "title": figure_title(fig), "files": files})
+        entry = {"id": str(figure_id), "title": figure_title(fig), "files": files}
+        manifest["figures"].append(entry if columns is None else {**entry, "columns": columns})
 
 
 def describe(model: str, sentences: list[str], settings: dict, link: str | None = None) -> dict:
@@ -106,10 +125,12 @@ def figures_zip(
     formats: Iterable[str] = FORMATS,
     scale: float = 2.0,
     about: dict | None = None,
+    tables: TableBuilders | None = None,
 ) -> bytes:
     """A zip (bytes, built in memory) holding every figure in every format plus ``manifest.json``.
 
-    ``about`` (see ``describe``) goes into the manifest and stamps the file names.
+    ``about`` (see ``describe``) goes into the manifest and stamps the file names. ``tables``: the
+    figures' tidy tables (see ``figure_files``), written as their CSVs.
     Entry timestamps are fixed, so the same figures give the same bytes.
     """
     formats = check_formats(formats)
@@ -122,7 +143,7 @@ def figures_zip(
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data)
 
-        for name, data in figure_files(figures, formats, scale, manifest):
+        for name, data in figure_files(figures, formats, scale, manifest, tables):
             write(name, data)
         write("manifest.json", _manifest_bytes(manifest))
     return buffer.getvalue()
@@ -205,8 +226,10 @@ def write_folder(
     formats: Iterable[str] = FORMATS,
     png_scale: float = 2.0,
     about: dict | None = None,
+    tables: TableBuilders | None = None,
 ) -> dict:
-    """Write every figure in every format and ``manifest.json`` into ``out`` (created if needed).
+    """Write every figure in every format and ``manifest.json`` into ``out`` (created if needed);
+    ``tables``: the figures' tidy tables (see ``figure_files``), written as their CSVs.
 
     Nothing is written outside ``out``: a symbolic link (or a folder, a device) standing where a file
     goes is refused, never written through. Raises ``OutputFolderError`` (one line) when ``out`` is not
@@ -215,7 +238,7 @@ def write_folder(
     formats = check_formats(formats)
     out = prepare_folder(out)
     manifest = new_manifest(about)
-    for name, data in figure_files(figures, formats, png_scale, manifest):
+    for name, data in figure_files(figures, formats, png_scale, manifest, tables):
         _write_inside(out, name, data)
     _write_inside(out, "manifest.json", _manifest_bytes(manifest))
     return manifest

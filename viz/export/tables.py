@@ -1,4 +1,11 @@
-"""The numbers behind a figure as CSV text, ready for pandas or a spreadsheet."""
+"""The numbers behind a figure as CSV text, ready for pandas or a spreadsheet.
+
+A page builds each figure from arrays (a trace's stages, a positional encoding, a prediction) and keeps,
+beside it, what builds the tidy table of those same numbers (``PageContent.figure_tables``): named
+columns, one row per number the figure shows. ``figure_to_csv(fig, table)`` writes that table
+(``frame_to_csv``); a figure without one (made outside the pages) is written from its traces, as a
+generic table.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +13,15 @@ import csv
 import html
 import io
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import plain
 from .._common import is_decoration, meta_labels
+
+if TYPE_CHECKING:  # pandas is imported where a table is written: the command line's --help needs it not
+    import pandas as pd
 
 _NUMBER = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -179,9 +190,15 @@ def _kind(trace: dict) -> str:
     return "series"
 
 
-def figure_to_csv(fig: dict) -> str:
+def figure_to_csv(fig: dict, table: pd.DataFrame | None = None) -> str:
     """The numbers behind ``fig`` (a figure dict, or a ``go.Figure``) as one tidy table: one header row,
     one row per cell or point.
+
+    * With ``table`` (the figure's tidy table, built by the page from the arrays it drew the figure
+      from: ``PageContent.figure_tables``): that table, as ``frame_to_csv`` writes it. The figure is
+      not read.
+
+    Without it, the table is read back out of the figure:
 
     * A figure may carry its own table (``layout.meta["table"]``, ``columns`` and ``rows``), as the
       tokens figure does (position, token, id, kind): it is written as it is.
@@ -196,6 +213,8 @@ def figure_to_csv(fig: dict) -> str:
     a spreadsheet would run as a formula gets a leading apostrophe. ``pandas.read_csv`` and a
     spreadsheet open it without options.
     """
+    if table is not None:
+        return frame_to_csv(table)
     fig = plain.as_dict(fig)
     meta = fig["layout"].get("meta")
     own = meta.get("table") if isinstance(meta, dict) else None
@@ -233,3 +252,17 @@ def table_to_csv(columns: list[str], rows: list[list]) -> str:
     writer.writerow(columns)
     writer.writerows([[_cell(v) for v in row] for row in rows])
     return buffer.getvalue()
+
+
+def frame_to_csv(table: pd.DataFrame) -> str:
+    """A tidy ``pandas.DataFrame`` as CSV text: its columns as the header, no index, missing values
+    (NaN, None, ``pd.NA``) empty, floats in shortest form (float32 as float32), and text a spreadsheet
+    would run as a formula behind an apostrophe (as ``figure_to_csv``'s cells)."""
+    import pandas as pd
+
+    table = table.copy()
+    for name in table.columns:
+        column = table[name]
+        if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+            table[name] = [None if pd.isna(value) else _cell(value) for value in column]
+    return table.to_csv(index=False, lineterminator="\n")
