@@ -34,15 +34,15 @@ def toy():
 
 def heatmaps(figure):
     return {
-        t.name or "": decode(t.z).astype(float) if isinstance(t.z, dict) else np.array(t.z, dtype=float)
-        for t in figure.data
-        if t.type == "heatmap" and not is_decoration(t)
+        t.get("name") or "": decode(t["z"]).astype(float) if isinstance(t["z"], dict) else np.array(t["z"], dtype=float)
+        for t in figure["data"]
+        if t["type"] == "heatmap" and not is_decoration(t)
     }
 
 
 def stage_panels(figure):
     """The four stage panels of a stages figure, by their subplot order (raw, ÷√d_k, masked, softmax)."""
-    panels = [np.array(t.z, dtype=float) for t in figure.data if t.type == "heatmap" and not is_decoration(t)]
+    panels = [np.array(t["z"], dtype=float) for t in figure["data"] if t["type"] == "heatmap" and not is_decoration(t)]
     assert len(panels) == 4
     return panels
 
@@ -140,7 +140,7 @@ def test_embeddings_page_draws_senses_and_lists_unknown_and_absent_reference_wor
     assert [n.text for n in content.notices_for("references-unknown")] == ["Unknown to this model's tokenizer, so not drawn: zzqx."]
     assert [n.text for n in content.notices_for("references-absent")] == ["In none of the sentences, so not drawn: lake."]
     projection = content.figures["projection-bank-L2"]
-    assert {t.name for t in projection.data} >= {"in context · river", "in context · money", "centre of each sense"}
+    assert {t.get("name") for t in projection["data"]} >= {"in context · river", "in context · money", "centre of each sense"}
 
 
 def test_every_bank_lesson_opens_with_two_senses():
@@ -223,14 +223,14 @@ def test_attention_titles_follow_the_state(toy):
     settings = Settings(text="The cat sat on the mat.", layer=0, heads=(1,), mask="causal", hidden=((0, 1),), scaling=False, temperature=2.0)
     trace = run_model(toy, settings.sentences, settings.display)
     figure = attention_page(settings, trace).figures["stages-L0-H1"]
-    panel_titles = [a.text.split("<br>")[0] for a in figure.layout.annotations]
+    panel_titles = [a["text"].split("<br>")[0] for a in figure["layout"]["annotations"]]
     assert panel_titles == ["raw Q·Kᵀ", "no scaling (÷ 1)", "masked: causal", "softmax(· ÷ T), T = 2"]
-    assert figure.layout.annotations[2].text.startswith("masked: causal<br><sup>+ 1 hidden · ")
-    assert figure.layout.title.text == "toy · layer 0 · head 1 · mask causal · hidden “cat” · scaling off · T = 2 · what-if"
+    assert figure["layout"]["annotations"][2]["text"].startswith("masked: causal<br><sup>+ 1 hidden · ")
+    assert figure["layout"]["title"]["text"] == "toy · layer 0 · head 1 · mask causal · hidden “cat” · scaling off · T = 2 · what-if"
     on = run_model(toy, settings.sentences, Settings(text=settings.text).display)
-    assert attention_page(Settings(text=settings.text, heads=(1,)), on).figures["stages-L0-H1"].layout.annotations[1].text.startswith("÷ √d_k = ÷ √32 = ÷ ")
-    raw, scaled = (t for t in figure.data if t.type == "heatmap" and t.name in ("raw Q·Kᵀ", "÷ √d_k"))
-    assert raw.coloraxis == scaled.coloraxis  # one scale for raw and scaled
+    assert attention_page(Settings(text=settings.text, heads=(1,)), on).figures["stages-L0-H1"]["layout"]["annotations"][1]["text"].startswith("÷ √d_k = ÷ √32 = ÷ ")
+    raw, scaled = (t for t in figure["data"] if t["type"] == "heatmap" and t.get("name") in ("raw Q·Kᵀ", "÷ √d_k"))
+    assert raw["coloraxis"] == scaled["coloraxis"]  # one scale for raw and scaled
 
 
 def test_attention_page_value_step_is_the_models_own_and_output_step_uses_its_w_o(toy):
@@ -254,9 +254,9 @@ def test_pattern_colour_and_the_renormalised_sink_view(toy):
     content = attention_page(settings, trace)
     stages = content.figures["stages-L0-H0"]
     top = np.nanmax(heatmaps(stages)["softmax"])
-    assert stages.layout.coloraxis2.cmax == pytest.approx(top, rel=1e-6)
+    assert stages["layout"]["coloraxis2"]["cmax"] == pytest.approx(top, rel=1e-6)
     view = content.figures["renormalised-L0-H0"]
-    assert "“ the” hidden, each row renormalised" in view.layout.title.text  # the toy BPE token keeps its space
+    assert "“ the” hidden, each row renormalised" in view["layout"]["title"]["text"]  # the toy BPE token keeps its space
     shown = next(iter(heatmaps(view).values()))
     pattern = trace.stages(0).pattern[0, 0].numpy()
     expected = pattern[:, 1:] / pattern[:, 1:].sum(axis=1, keepdims=True)
@@ -272,9 +272,9 @@ def test_long_input_gets_a_focus_window_around_the_chosen_token(toy):
     trace = run_model(toy, settings.sentences, settings.display)
     content = attention_page(settings, trace)
     focus = content.figures["focus-L0-H0"]
-    window = [t for t in focus.data if t.type == "heatmap"][1]
-    assert window.meta["query_positions"] == list(range(80, 120))
-    assert f"{trace.tokens[0][100].text}" in focus.layout.xaxis2.ticktext
+    window = [t for t in focus["data"] if t["type"] == "heatmap"][1]
+    assert list(window["meta"]["query_positions"]) == list(range(80, 120))
+    assert f"{trace.tokens[0][100].text}" in list(focus["layout"]["xaxis2"]["ticktext"])
 
 
 def test_scaling_lab_spread_grows_as_root_d_k_and_the_undivided_softmax_saturates():
@@ -296,13 +296,13 @@ def test_scaling_lab_spread_grows_as_root_d_k_and_the_undivided_softmax_saturate
 
     content = scaling_lab_page(512, model_d_k=16)
     assert set(content.figures) == {"dot-spread", "softmax-row-d512"}
-    measured = content.figures["dot-spread"].data[0]
-    assert 16 in measured.x and 512 in measured.x and 1024 in measured.x
-    spreads = dict(zip(measured.x, measured.y))
+    measured = content.figures["dot-spread"]["data"][0]
+    assert 16 in list(measured["x"]) and 512 in list(measured["x"]) and 1024 in list(measured["x"])
+    spreads = dict(zip(measured["x"], measured["y"]))
     assert spreads[1024] / spreads[16] == pytest.approx(8, rel=0.1)  # √(1024 / 16)
-    shapes = {round(s.x0) for s in content.figures["dot-spread"].layout.shapes}
+    shapes = {round(s["x0"]) for s in content.figures["dot-spread"]["layout"]["shapes"]}
     assert shapes == {512, 16}  # the chosen d_k and the model's own are marked
-    labels = {a.text: 10**a.x for a in content.figures["dot-spread"].layout.annotations}  # log axis: log10 positions
+    labels = {a["text"]: 10 ** a["x"] for a in content.figures["dot-spread"]["layout"]["annotations"]}  # log axis: log10 positions
     assert labels == pytest.approx({"chosen d_k = 512": 512, "the model's d_k = 16": 16})
-    assert 10 ** content.figures["dot-spread"].layout.xaxis.range[1] < 2048  # the axis ends near d_k = 1024
+    assert 10 ** content.figures["dot-spread"]["layout"]["xaxis"]["range"][1] < 2048  # the axis ends near d_k = 1024
     assert content.values["entropy_without"] < 0.1 < content.values["entropy_with"]

@@ -62,7 +62,7 @@ def test_next_token_at_a_chosen_position_equals_the_models_logits(models):
     assert table["id"].tolist() == expected.indices.tolist()
     np.testing.assert_allclose(table["probability"], expected.values.numpy(), atol=1e-4)
     assert content.values["position"] == 2 and content.values["token"] == content.values["labels"][2]
-    row = content.figures["last-token-attention"].data[0].z
+    row = content.figures["last-token-attention"]["data"][0]["z"]
     stages = trace.stages(0).pattern[0, 0, 2, : len(trace.tokens[0])].numpy()
     np.testing.assert_allclose(np.asarray(row, dtype=np.float32)[0], stages, atol=1e-6)
     last = next_token_page(replace(settings, position=-1), trace, model)
@@ -90,12 +90,12 @@ def test_positional_page_shows_the_familys_input_recipe(models, kind, formula):
     assert content.values["recipe_difference"] < 1e-5
     figure = content.figures["input-composition"]
     n = len(trace.tokens[0])
-    np.testing.assert_allclose(np.asarray(figure.data[-1].z, dtype=np.float32), trace.hidden_states[0, 0, :n].numpy(), atol=1e-6)
-    titles = [a.text for a in figure.layout.annotations]
+    np.testing.assert_allclose(np.asarray(figure["data"][-1]["z"], dtype=np.float32), trace.hidden_states[0, 0, :n].numpy(), atol=1e-6)
+    titles = [a["text"] for a in figure["layout"]["annotations"]]
     assert titles[0] == "token embedding" and titles[-1].endswith("first-layer input")
     if kind == "bert":
         assert titles[1:3] == ["+ position", "+ token type"] and content.values["plain_sum_difference"] > 0.5
-        assert figure.data[-1].coloraxis == "coloraxis2" and figure.data[0].coloraxis == "coloraxis"  # LayerNorm: its own scale
+        assert figure["data"][-1]["coloraxis"] == "coloraxis2" and figure["data"][0]["coloraxis"] == "coloraxis"  # LayerNorm: its own scale
     if kind == "llama":
         assert len(titles) == 2 and "rotary-angles" in content.figures and "learned-position-similarity" not in content.figures
 
@@ -107,9 +107,9 @@ def test_rotary_figures_are_the_models_own_rotation(models):
     frequencies = model.rotary_inverse_frequencies()
     torch.testing.assert_close(frequencies, rotary_frequencies(model.d_head, model.module.config.rope_parameters["rope_theta"]))
     content = positional_page(settings, trace, model)
-    angles = np.asarray(content.figures["rotary-angles"].data[0].customdata, dtype=np.float32)
+    angles = np.asarray(content.figures["rotary-angles"]["data"][0]["customdata"], dtype=np.float32)
     np.testing.assert_allclose(angles[5], 5 * frequencies.numpy(), rtol=1e-6)
-    dots = np.asarray(content.figures["rotary-by-distance"].data[0].y)
+    dots = np.asarray(content.figures["rotary-by-distance"]["data"][0]["y"])
     assert dots[0] == pytest.approx(1.0) and dots[1] < 1.0
     # the trace's q is the projection rotated by position: the figure's maths is what the model did
     attention = model.module.model.layers[0].self_attn

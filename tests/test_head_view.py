@@ -48,19 +48,19 @@ def test_data_is_the_traces_pattern_and_lines_keep_only_weights_above_the_thresh
 def test_figure_draws_the_pinned_row_only_with_one_opacity_step_per_weight(trace):
     view = head_view_data(trace, 0, 0, [0, 1, 2, 3])
     fig = head_view_figure(view, pinned=5, pair=(5, 1))
-    lines = [t for t in fig.data if t.mode == "lines" and t.x[0] is not None and t.name != "worked example"]
-    drawn = sum(len(t.x) // 3 for t in lines)
+    lines = [t for t in fig["data"] if t.get("mode") == "lines" and t["x"][0] is not None and t.get("name") != "worked example"]
+    drawn = sum(len(t["x"]) // 3 for t in lines)
     assert drawn == int((view.weights[:, 5] >= view.threshold).sum())
     for t in lines:
-        head = int(t.name.split()[1])
+        head = int(t["name"].split()[1])
         weights = view.weights[view.heads.index(head), 5]
-        keys = [round(-y) for y in t.y[1::3]]  # a head's lines are shifted by less than half a row
-        assert all(abs(t.opacity - (min(int(weights[k] * 8), 7) + 1) / 8) < 1e-9 for k in keys)
-    assert [t for t in fig.data if t.name == "worked example"][0].y == (-5, -1)
-    texts = [t for t in fig.data if t.mode == "text"]
-    assert list(texts[1].text) == view.labels
-    assert [t for t in texts[0].text if t.startswith("<b>")] == [f"<b>{view.labels[5]}</b>"]  # only the pinned token is bold
-    assert "Lines below a weight of 0.02 are not drawn" in fig.layout.title.text
+        keys = [round(-y) for y in t["y"][1::3]]  # a head's lines are shifted by less than half a row
+        assert all(abs(t["opacity"] - (min(int(weights[k] * 8), 7) + 1) / 8) < 1e-9 for k in keys)
+    assert list([t for t in fig["data"] if t.get("name") == "worked example"][0]["y"]) == [-5, -1]
+    texts = [t for t in fig["data"] if t.get("mode") == "text"]
+    assert list(texts[1]["text"]) == view.labels
+    assert [t for t in texts[0]["text"] if t.startswith("<b>")] == [f"<b>{view.labels[5]}</b>"]  # only the pinned token is bold
+    assert "Lines below a weight of 0.02 are not drawn" in fig["layout"]["title"]["text"]
 
 
 def test_long_input_is_drawn_through_a_focus_window():
@@ -70,8 +70,8 @@ def test_long_input_is_drawn_through_a_focus_window():
     assert focus_start(view.n, 300) == 300 - FOCUS_WINDOW // 2
     assert focus_start(view.n, view.n - 1) == view.n - FOCUS_WINDOW
     fig = head_view_figure(view, pinned=300)
-    assert len([t for t in fig.data if t.mode == "text"][0].text) == FOCUS_WINDOW
-    assert f"positions {300 - FOCUS_WINDOW // 2}–{300 + FOCUS_WINDOW // 2 - 1} of {view.n}" in fig.layout.title.text
+    assert len([t for t in fig["data"] if t.get("mode") == "text"][0]["text"]) == FOCUS_WINDOW
+    assert f"positions {300 - FOCUS_WINDOW // 2}–{300 + FOCUS_WINDOW // 2 - 1} of {view.n}" in fig["layout"]["title"]["text"]
     assert "shown 128 at a time (focus window)" in view.note()
 
 

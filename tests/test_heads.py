@@ -206,34 +206,34 @@ def test_head_grid_has_one_clickable_square_per_head_coloured_by_badge():
     badges = [["self", "mixed", "previous-token"], ["first-token sink", "self", "broad"]]
     fig = head_grid_figure(badges, [["n"] * 3] * 2, title="heads", selected=(1, 2))
     points = {}
-    for trace in fig.data:
-        if trace.name in BADGE_COLORS:
-            assert trace.marker.color == BADGE_COLORS[trace.name]
-            for x, y, data in zip(trace.x, trace.y, trace.customdata):
+    for trace in fig["data"]:
+        if trace.get("name") in BADGE_COLORS:
+            assert trace["marker"]["color"] == BADGE_COLORS[trace["name"]]
+            for x, y, data in zip(trace["x"], trace["y"], trace["customdata"]):
                 assert (data[0], data[1]) == (y, x)
-                points[(y, x)] = trace.name
+                points[(y, x)] = trace["name"]
     assert points == {(l, h): badges[l][h] for l in range(2) for h in range(3)}
-    assert [t.name for t in fig.data][-1] == "open"
-    assert head_grid_figure([], title="none").layout.annotations[0].text.startswith("Nothing to draw")
+    assert [t.get("name") for t in fig["data"]][-1] == "open"
+    assert head_grid_figure([], title="none")["layout"]["annotations"][0]["text"].startswith("Nothing to draw")
 
 
 def test_value_norm_figure_shows_weight_beside_norm():
     pattern = torch.tensor([[1.0, 0.0], [0.25, 0.75]])
     norms = pattern * torch.tensor([0.5, 4.0])
     fig = value_norm_figure(pattern.numpy(), norms.numpy(), ["a", "b"], title="t")
-    left, right = [t for t in fig.data if t.type == "heatmap"]
-    assert left.z.tolist() == [[1.0, 0.0], [0.25, 0.75]]
-    assert right.z.tolist() == [[0.5, 0.0], [0.125, 3.0]]
+    left, right = [t for t in fig["data"] if t["type"] == "heatmap"]
+    assert np.asarray(left["z"]).tolist() == [[1.0, 0.0], [0.25, 0.75]]
+    assert np.asarray(right["z"]).tolist() == [[0.5, 0.0], [0.125, 3.0]]
 
 
 def test_rollout_diff_and_ranking_figures_carry_their_numbers():
     matrix = torch.tensor([[1.0, 0.0], [0.4, 0.6]]).numpy()
     fig = rollout_figure(matrix, ["a", "b"], title="r")
-    assert np.allclose(fig.data[0].z, matrix)
+    assert np.allclose(fig["data"][0]["z"], matrix)
     diff = diff_figure(-matrix, ["a", "b"], title="d")
-    assert diff.data[0].zmid == 0 and diff.data[0].z[1][1] == pytest.approx(-0.6)
+    assert diff["data"][0]["zmid"] == 0 and diff["data"][0]["z"][1][1] == pytest.approx(-0.6)
     ranking = ranking_figure(["L0 H1", "L1 H0"], [0.3, 0.1], title="k", value_title="effect")
-    assert list(ranking.data[0].x) == [0.3, 0.1] and list(ranking.layout.yaxis.ticktext) == ["L0 H1", "L1 H0"]
+    assert list(ranking["data"][0]["x"]) == [0.3, 0.1] and list(ranking["layout"]["yaxis"]["ticktext"]) == ["L0 H1", "L1 H0"]
 
 
 # --- ablation -----------------------------------------------------------------------------------------
@@ -321,7 +321,7 @@ def test_heads_page_content_follows_the_summary_and_the_open_head():
     content = heads_page(settings, trace, model)
     summary = head_summary(trace, 0)
     grid = content.figures["head-grid"]
-    shown = {(d[0], d[1]): t.name for t in grid.data if t.name in BADGE_COLORS for d in t.customdata}
+    shown = {(d[0], d[1]): t["name"] for t in grid["data"] if t.get("name") in BADGE_COLORS for d in t["customdata"]}
     assert shown == {(l, h): summary.badges[l][h] for l in range(2) for h in range(4)}
     assert {"value-norms-L1-H3", "value-shares-L1-H3", "rollout", "flow", "diff-change", "diff-L1-H3"} <= set(content.figures)
     assert [t.strip() for t in content.values["unaligned_a"]] == ["fishing", "on", "river"]  # BPE pieces carry their space
@@ -350,7 +350,7 @@ def test_masked_word_prediction_changes_when_heads_are_knocked_out(tiny_model_di
 
     expected = float(kl_divergence(trace.logits[0, position], after.logits[0, position]))
     assert content.values["kl_bits"] == pytest.approx(expected, rel=1e-4)
-    assert "masked word at position" in content.figures["ablation-prediction"].layout.title.text
+    assert "masked word at position" in content.figures["ablation-prediction"]["layout"]["title"]["text"]
     cos = torch.nn.functional.cosine_similarity(trace.hidden_states[-1, 0, 2], after.hidden_states[-1, 0, 2], dim=0)
     assert content.values["cosine_last"] == pytest.approx(float(cos), abs=1e-6)
     no_mask = ablation_section(settings, model.trace("the man sat"), model, [(0, 1)], word=1)

@@ -83,9 +83,9 @@ def test_titles_name_the_hidden_token_only_for_its_sentence(models):
     word = trace.tokens[0][6].text.strip()  # titles name the word without the BPE piece's leading space
     first = attention_page(settings, trace, overview=False).figures["stages-L0-H0"]
     second = attention_page(Settings(**{**settings.__dict__, "sentence": 1}), trace, overview=False).figures["stages-L0-H0"]
-    assert f"hidden “{word}”" in first.layout.title.text and "+ 1 hidden" in first.layout.annotations[2].text
-    assert "hidden" not in second.layout.title.text.split("·", 1)[1].replace("what-if", "")
-    assert "what-if" in second.layout.title.text  # the run differs, in another sentence
+    assert f"hidden “{word}”" in first["layout"]["title"]["text"] and "+ 1 hidden" in first["layout"]["annotations"][2]["text"]
+    assert "hidden" not in second["layout"]["title"]["text"].split("·", 1)[1].replace("what-if", "")
+    assert "what-if" in second["layout"]["title"]["text"]  # the run differs, in another sentence
 
 
 def test_hide_choices_start_with_the_sentence_shown_and_keep_every_hidden_token(models, monkeypatch):

@@ -214,7 +214,7 @@ def test_png_has_requested_size():
 def test_png_uses_layout_size_by_default():
     fig = viz.row_stats_figure(np.eye(3), np.eye(3), list("abc"))
     image = Image.open(io.BytesIO(viz.export.figure_to_png(fig, scale=1.0)))
-    assert image.size == (1280, fig.layout.height)  # a 1280-pixel slide
+    assert image.size == (1280, fig["layout"]["height"])  # a 1280-pixel slide
 
 
 def test_svg_parses_with_svg_root():
@@ -320,7 +320,7 @@ def test_csv_of_long_heatmap_names_every_token_although_ticks_are_thinned():
     n = 130
     tokens = [f"t{i}" for i in range(n)]
     fig = viz.attention_heatmap(np.zeros((n, n)), tokens, tokens, title="t", colorbar_title="w")
-    assert len(fig.layout.xaxis.ticktext) < n
+    assert len(fig["layout"]["xaxis"]["ticktext"]) < n
     table = pd.read_csv(io.StringIO(viz.export.figure_to_csv(fig)))
     assert list(table["key_token"][:n]) == tokens
     assert list(table["query_token"][::n]) == tokens
@@ -336,8 +336,12 @@ def test_rendered_masked_cell_shows_the_grey_background():
         masked=np.array([[False, True], [False, False]]),
         square=False,
     )
-    fig.update_traces(showscale=False, selector=dict(type="heatmap"))
-    fig.update_layout(margin=dict(l=0, r=0, t=0, b=0), xaxis_visible=False, yaxis_visible=False)
+    for trace in fig["data"]:
+        if trace["type"] == "heatmap":
+            trace["showscale"] = False
+    fig["layout"]["margin"] = dict(l=0, r=0, t=0, b=0)
+    for axis in ("xaxis", "yaxis"):
+        fig["layout"].setdefault(axis, {})["visible"] = False
     image = Image.open(io.BytesIO(viz.export.figure_to_png(fig, scale=1.0, width=200, height=200))).convert("RGB")
     grey = tuple(int(MASK_COLOR[i : i + 2], 16) for i in (1, 3, 5))
     assert image.getpixel((185, 15)) == grey, "query 0 (top) may not see key 1 (right): a gap"
