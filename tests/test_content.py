@@ -228,7 +228,11 @@ def test_attention_titles_follow_the_state(toy):
     assert figure["layout"]["annotations"][2]["text"].startswith("masked: causal<br><sup>+ 1 hidden · ")
     assert figure["layout"]["title"]["text"] == "toy · layer 0 · head 1 · mask causal · hidden “cat” · scaling off · T = 2 · what-if"
     on = run_model(toy, settings.sentences, Settings(text=settings.text).display)
-    assert attention_page(Settings(text=settings.text, heads=(1,)), on).figures["stages-L0-H1"]["layout"]["annotations"][1]["text"].startswith("÷ √d_k = ÷ √32 = ÷ ")
+    assert (
+        attention_page(Settings(text=settings.text, heads=(1,)), on)
+        .figures["stages-L0-H1"]["layout"]["annotations"][1]["text"]
+        .startswith("÷ √d_k = ÷ √32 = ÷ ")
+    )
     raw, scaled = (t for t in figure["data"] if t["type"] == "heatmap" and t.get("name") in ("raw Q·Kᵀ", "÷ √d_k"))
     assert raw["coloraxis"] == scaled["coloraxis"]  # one scale for raw and scaled
 
