@@ -16,6 +16,7 @@ import chart_data
 import ui.figures
 from apptest_helpers import chart_about, chart_elements, charts
 from conftest import ROOT
+from viz import plain
 from viz.export import figure_to_csv
 from viz.export.image import DEFAULT_HEIGHT, DEFAULT_WIDTH, export_size
 
@@ -73,7 +74,13 @@ def session(monkeypatch):
 
 
 def fig_of_numbers():
-    return go.Figure(go.Heatmap(z=[[0.25, 0.75], [1.0, 0.0]], name="pattern"), layout=dict(title="A small pattern", height=300))
+    return plain.figure([{"type": "heatmap", "z": [[0.25, 0.75], [1.0, 0.0]], "name": "pattern"}], {"title": plain.title("A small pattern"), "height": 300})
+
+
+def run_showing(fig, figure_id):
+    """A run of a page that draws `fig` as `figure_id` (each run numbers its charts' keys afresh)."""
+    ui.figures.start_view()
+    ui.figures.show_figure(fig, figure_id)
 
 
 def click(sent, key, value):
@@ -85,7 +92,7 @@ def click(sent, key, value):
 def test_a_csv_click_makes_the_file_once_and_the_next_data_carries_it_once(session):
     sent = session
     fig = fig_of_numbers()
-    ui.figures.show_figure(fig, "small-pattern")
+    run_showing(fig, "small-pattern")
     key = "chart_small-pattern"
     first = sent[-1]["data"]
     about, spec = chart_data.read_chart_data(first)
@@ -97,7 +104,7 @@ def test_a_csv_click_makes_the_file_once_and_the_next_data_carries_it_once(sessi
     assert made["bytes"] == figure_to_csv(fig).encode("utf-8") and made["name"] == "small-pattern.csv" and made["mime"] == "text/csv"
     assert "0.75" in made["bytes"].decode()
 
-    ui.figures.show_figure(fig, "small-pattern")  # the rerun after the click
+    run_showing(fig, "small-pattern")  # the rerun after the click
     carrying = sent[-1]["data"]
     with_file, spec_with_file = chart_data.read_chart_data(carrying)
     assert chart_data.read_chart_file(carrying) == figure_to_csv(fig).encode("utf-8")
@@ -105,7 +112,7 @@ def test_a_csv_click_makes_the_file_once_and_the_next_data_carries_it_once(sessi
     assert with_file["version"] == about["version"] and spec_with_file == spec  # the chart is not redrawn for a file
     assert carrying.partition(b"\n")[2] == first.partition(b"\n")[2] + made["bytes"]  # the same spec, the file after it
 
-    ui.figures.show_figure(fig, "small-pattern")  # the next rerun (or a new page load): no file again
+    run_showing(fig, "small-pattern")  # the next rerun (or a new page load): no file again
     assert sent[-1]["data"] is first  # the bytes made once per figure, as before the click
     assert chart_data.read_chart_file(sent[-1]["data"]) is None
 
@@ -116,9 +123,9 @@ def test_an_html_click_makes_the_standalone_page_with_the_figures_name_and_a_new
     key = "chart_small-pattern"
     nonces = []
     for seq in (1, 2):
-        ui.figures.show_figure(fig, "small-pattern")
+        run_showing(fig, "small-pattern")
         click(sent, key, ("export", {"format": "html", "seq": seq}))
-        ui.figures.show_figure(fig, "small-pattern")
+        run_showing(fig, "small-pattern")
         about, _ = chart_data.read_chart_data(sent[-1]["data"])
         html = chart_data.read_chart_file(sent[-1]["data"]).decode("utf-8")
         assert about["file"]["name"] == "small-pattern.html" and about["file"]["mime"] == "text/html"
@@ -131,7 +138,7 @@ def test_png_svg_and_unknown_formats_and_charts_without_exports_make_nothing_on_
     sent = session
     fig = fig_of_numbers()
     key = "chart_small-pattern"
-    ui.figures.show_figure(fig, "small-pattern")
+    run_showing(fig, "small-pattern")
     for value in ({"format": "png", "seq": 1}, {"format": "svg", "seq": 2}, {"format": "../../etc/passwd"}, "csv", None):
         click(sent, key, ("export", value))
     assert not st.session_state.get(ui.chart.FILES)
@@ -146,10 +153,10 @@ def test_a_file_whose_chart_is_not_drawn_again_soon_is_dropped(session, monkeypa
     sent = session
     fig = fig_of_numbers()
     key = "chart_small-pattern"
-    ui.figures.show_figure(fig, "small-pattern")
+    run_showing(fig, "small-pattern")
     click(sent, key, ("export", {"format": "csv", "seq": 1}))
     st.session_state[ui.chart.FILES][key]["made"] -= ui.chart.FILE_TTL_S + 1
-    ui.figures.show_figure(fig, "small-pattern")
+    run_showing(fig, "small-pattern")
     assert chart_data.read_chart_file(sent[-1]["data"]) is None and not st.session_state[ui.chart.FILES]
 
 

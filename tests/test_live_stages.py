@@ -80,7 +80,7 @@ def predict(cases: list[tuple], head: int | None = None) -> list[dict]:
     for settings, setting in cases:
         content = page(settings)
         figure_id = f"stages-L{settings.layer}-H{settings.heads[0]}"
-        case = {"figure": plain(content.figures[figure_id].to_plotly_json()), "live": content.values[f"live-{figure_id}"], "setting": setting}
+        case = {"figure": plain(content.figures[figure_id]), "live": content.values[f"live-{figure_id}"], "setting": setting}
         if head is not None:
             case["head"] = content.values[f"placeholder-stages-L{settings.layer}-H{head}"]
         payload.append(case)
@@ -146,7 +146,7 @@ def test_the_browser_redraws_the_first_layers_stages_as_the_server_draws_them(mo
     predicted = predict([(drawn, controls_show(setting, shown)) for drawn, setting in cases])
     for (drawn, setting), figure in zip(cases, predicted):
         truth = page(settings_of(setting, **more)).figures[f"stages-L0-H{drawn.heads[0]}"]
-        assert_same_figure(figure, plain(truth.to_plotly_json()))
+        assert_same_figure(figure, plain(truth))
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed (Debian: apt-get install nodejs)")
@@ -161,7 +161,7 @@ def test_a_head_not_shown_is_drawn_from_a_shown_heads_figure_as_the_server_draws
     predicted = predict([(drawn, controls_show(setting, shown)) for drawn, setting in cases], head=head)
     for (_, setting), figure in zip(cases, predicted):
         truth = page(settings_of(setting, heads=(head,), **more)).figures[f"stages-L0-H{head}"]
-        assert_same_figure(figure, plain(truth.to_plotly_json()))
+        assert_same_figure(figure, plain(truth))
         assert f"· head {head} ·" in figure["layout"]["title"]["text"]
         assert {t["meta"]["head"] for t in figure["data"] if (t.get("meta") or {}).get("stage")} == {head}
 
@@ -180,7 +180,7 @@ def test_minilms_stages_too_with_its_own_mask_and_special_tokens():
     cases = [(shown, setting) for setting in SETTINGS] + [(settings_of(SETTINGS[3], **more), SHOWN)]
     predicted = predict([(drawn, controls_show(setting, shown)) for drawn, setting in cases])
     for (_, setting), figure in zip(cases, predicted):
-        assert_same_figure(figure, plain(page(settings_of(setting, **more)).figures["stages-L0-H7"].to_plotly_json()))
+        assert_same_figure(figure, plain(page(settings_of(setting, **more)).figures["stages-L0-H7"]))
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed (Debian: apt-get install nodejs)")
@@ -188,7 +188,7 @@ def test_every_temperature_of_the_slider_is_written_as_the_server_writes_it():
     shown = settings_of(SHOWN)
     settings = [{**SHOWN, "temperature": t} for t in TEMPERATURES if t != 1.0]
     for setting, predicted in zip(settings, predict([(shown, controls_show(setting, shown)) for setting in settings])):
-        truth = page(settings_of(setting)).figures["stages-L0-H0"].to_plotly_json()
+        truth = page(settings_of(setting)).figures["stages-L0-H0"]
         assert predicted["layout"]["annotations"][3]["text"] == truth["layout"]["annotations"][3]["text"]
         assert predicted["layout"]["title"]["text"] == truth["layout"]["title"]["text"]
 
