@@ -28,7 +28,7 @@ def page(server):
 def screenshot(page, name):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.set_viewport_size({"width": 1500, "height": 4200})
-    page.wait_for_function(ALL_DRAWN, timeout=60_000)  # the charts the taller window shows are drawn
+    page.wait_for_function(IN_WINDOW_DRAWN, timeout=60_000)  # the charts the taller window shows are drawn
     settle(page)  # and resized
     page.screenshot(path=str(SHOTS / f"{name}.png"))
     page.set_viewport_size({"width": 1500, "height": 1100})
@@ -38,8 +38,8 @@ def svg_texts(locator):
     return locator.evaluate_all("elements => elements.map(e => e.textContent)")
 
 
-ALL_DRAWN = (  # every chart shown has drawn, none waits below the window
-    "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)')]"
+IN_WINDOW_DRAWN = (  # every chart shown in the window has drawn its newest figure (those below wait for a scroll)
+    "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)')].filter(b => b.getBoundingClientRect().top < innerHeight)"
     ".every(b => b.querySelector('.main-svg') && !b.classList.contains('av-chart-stale'))"
 )
 TITLED = "(words) => [...document.querySelectorAll('.js-plotly-plot .gtitle')].some(e => e.textContent.includes(words))"
