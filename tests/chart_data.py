@@ -8,18 +8,6 @@ import json
 from viz.payload import DECIMAL_Z, NAN_DIGITS, TEXT_PARTS
 from viz.payload import DOUBLE_POWERS as POWERS
 
-VERSION_START = b'{"version": '  # how the first line of `chart_data` and `placeholder_data` begins
-_DECODER = json.JSONDecoder()
-
-
-def chart_version(data: bytes) -> str | None:
-    """The version of `data` (`chart_data`, `placeholder_data`), read from the start of its first line alone:
-    the rest of that line may hold a stages chart's `live`, megabytes at 512 tokens, which `chart_about` parsed
-    for every chart of every rerun."""
-    if not data.startswith(VERSION_START):
-        return chart_about(data)["version"]
-    return _DECODER.raw_decode(data[len(VERSION_START) : len(VERSION_START) + 64].decode("utf-8", "replace"))[0]
-
 
 def chart_about(data: bytes) -> dict:
     """The first line of `data` (`chart_data`): the JSON about the chart (its version, config, file, …)."""

@@ -50,7 +50,7 @@ def test_every_page_draws_from_the_entry_point_what_its_page_function_gives(capl
             on_page(at, path)
             titles = [spec["layout"].get("title", {}).get("text") for spec in charts(at)]
             drawn = [figure for name, figure in content.figures.items() if not name.startswith("head-view")]  # a component, not a chart
-            assert titles == [figure.layout.title.text for figure in drawn], path
+            assert titles == [figure["layout"]["title"]["text"] for figure in drawn], path
             assert not at.error, [e.value for e in at.error]
     assert [r for r in caplog.records if r.name == "attention_viz"] == []
 

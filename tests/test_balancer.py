@@ -7,7 +7,6 @@ stopped: its users' tabs reconnect through nginx to the other, which draws their
 """
 
 import os
-import time
 from urllib.parse import quote
 
 import pytest
@@ -78,10 +77,8 @@ def test_sticky_sessions_both_processes_serve_and_failover_restores_the_view():
 
             survivor = cluster.backend_ports[1]
             since = len(cluster.access_log())
-            cluster.stop_backend(victim)
-            deadline = time.monotonic() + 120
-            while survivor not in ports_of(cluster, cookie, since) and time.monotonic() < deadline:
-                page.wait_for_timeout(500)
+            with page.expect_websocket(timeout=120_000):  # the tab's new websocket: it has reconnected
+                cluster.stop_backend(victim)
             assert survivor in ports_of(cluster, cookie, since), "the tab did not reconnect through nginx"
             # The other process knows nothing of this session. Streamlit's frontend keeps the page it has
             # (the charts are updated in place, so nothing is drawn anew on reconnecting); a reload, as a

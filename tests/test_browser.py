@@ -28,7 +28,8 @@ def page(server):
 def screenshot(page, name):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.set_viewport_size({"width": 1500, "height": 4200})
-    page.wait_for_timeout(800)
+    page.wait_for_function(IN_WINDOW_DRAWN, timeout=60_000)  # the charts the taller window shows are drawn
+    settle(page)  # and resized
     page.screenshot(path=str(SHOTS / f"{name}.png"))
     page.set_viewport_size({"width": 1500, "height": 1100})
 
@@ -37,13 +38,22 @@ def svg_texts(locator):
     return locator.evaluate_all("elements => elements.map(e => e.textContent)")
 
 
-def eventually(page, check, timeout_ms=60_000):
-    """Poll `check()` until it is true: on a loaded machine a rerun may start after `settle` returned."""
-    waited = 0
-    while not check():
-        assert waited < timeout_ms, "the page never reached the expected state"
-        page.wait_for_timeout(250)
-        waited += 250
+IN_WINDOW_DRAWN = (  # every chart shown in the window has drawn its newest figure (those below wait for a scroll)
+    "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)')].filter(b => b.getBoundingClientRect().top < innerHeight)"
+    ".every(b => b.querySelector('.main-svg') && !b.classList.contains('av-chart-stale'))"
+)
+TITLED = "(words) => [...document.querySelectorAll('.js-plotly-plot .gtitle')].some(e => e.textContent.includes(words))"
+FIRST_TICKS = "(n) => [...(document.querySelector('.js-plotly-plot')?.querySelectorAll('.xtick text') ?? [])].slice(0, n).map(e => e.textContent)"
+
+
+def wait_for_title(page, words: str) -> None:
+    """Until a chart's title holds `words` (on a loaded machine a rerun may start after `settle` returned)."""
+    page.wait_for_function(TITLED, arg=words, timeout=60_000)
+
+
+def wait_for_first_ticks(page, labels: list[str]) -> None:
+    """Until the first chart's first x ticks are `labels`."""
+    page.wait_for_function(f"(labels) => JSON.stringify(({FIRST_TICKS})(labels.length)) === JSON.stringify(labels)", arg=labels, timeout=60_000)
 
 
 def chart_titles(page):
@@ -62,16 +72,15 @@ def test_type_toggle_download_and_screenshot_every_page(server, page, tmp_path):
     text.fill("The cat sat on the mat.")
     text.press("Control+Enter")
     settle(page)
-    first_ticks = lambda: svg_texts(page.locator(".js-plotly-plot").first.locator(".xtick text"))[:7]  # noqa: E731
-    eventually(page, lambda: first_ticks() == toy_labels("The cat sat on the mat.")[:7])  # the toy's own pieces
+    wait_for_first_ticks(page, toy_labels("The cat sat on the mat.")[:7])  # the toy's own pieces
 
     head_pill(page, "1").click()  # one click adds head 1
     settle(page)
-    eventually(page, lambda: any("head 1" in t for t in chart_titles(page)))
+    wait_for_title(page, "head 1")
 
     page.locator(".st-key-w_mask").get_by_role("radio", name="none", exact=True).click()
     settle(page)
-    eventually(page, lambda: any("mask none" in t for t in chart_titles(page)))
+    wait_for_title(page, "mask none")
     assert "mask=none" in page.url and "heads=0%2C1" in page.url
 
     first_chart = page.locator(".av-chart").first  # its own export buttons, under the plot

@@ -8,16 +8,13 @@ import os
 import re
 import signal
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
-import streamlit
 from playwright.sync_api import expect
 
-from conftest import chromium, server_pid
-from conftest import settle as settle_after
-from deploy import component_js, plotly_js
-from ui.chart import PLOTLY_CHUNK
+from conftest import chromium, server_pid, settle
+from deploy import plotly_js
+from ui import assets
 
 pytestmark = pytest.mark.browser
 
@@ -25,19 +22,11 @@ STAGES = ".js-plotly-plot"  # the first chart of the Attention page: the stages 
 PANEL = "(gd, axis) => Array.from(gd._fullData.find(t => t.type === 'heatmap' && t.xaxis === axis).z, row => Array.from(row)).flat().filter(Number.isFinite)"
 
 
-def test_the_plotly_chunk_of_streamlits_frontend_is_found():
-    """Without the cartesian bundle (deploy/plotly_js.py), the component takes plotly.js from Streamlit's
-    own frontend: a Streamlit upgrade that renames the chunk fails here rather than in a user's browser."""
-    assert PLOTLY_CHUNK and (Path(streamlit.__file__).parent / "static" / "static" / "js" / PLOTLY_CHUNK).is_file()
-    assert b"window.Plotly=" in (Path(streamlit.__file__).parent / "static" / "static" / "js" / PLOTLY_CHUNK).read_bytes()
+NEWEST = "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)')].every(b => b.__chart?.wanted && b.__chart.shown === b.__chart.wanted.version)"
 
 
 def charts_drawn(page) -> int:
     return page.evaluate("() => [...document.querySelectorAll('.av-chart')].filter(b => b.querySelector('.main-svg')).length")
-
-
-def settle(page):
-    settle_after(page, before=0, after=800)  # as this file always waited: no pause first, 0.8 s for the charts to draw
 
 
 def open_attention(browser, server):
@@ -86,7 +75,7 @@ def test_the_charts_draw_with_the_cartesian_bundle_and_never_fetch_streamlits_ch
 
 
 def test_the_components_code_is_fetched_once_from_app_static_and_never_sent_with_an_element(server):
-    """Each chart's message carried the 45 KB of the chart component's code (deploy/component_js.py): now
+    """Each chart's message carried the 45 KB of the chart component's code (ui/assets.py): now
     the page imports it once from app/static/, and a toggle's messages hold figures, not code."""
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 1440, "height": 900})
@@ -101,7 +90,7 @@ def test_the_components_code_is_fetched_once_from_app_static_and_never_sent_with
         page.wait_for_function("() => location.search.includes('scale=0')", timeout=30_000)
         settle(page)
         names = sorted(name for name, _, _ in answers)
-        assert names == sorted([component_js.file_name("av-chart"), component_js.file_name("av-head-view")]), answers  # each once
+        assert names == sorted([assets.file_name("av-chart"), assets.file_name("av-head-view")]), answers  # each once
         assert all(status == 200 and "javascript" in kind for _, status, kind in answers), answers
         assert charts_drawn(page) >= 7
         received = b"".join(frames)
@@ -164,8 +153,7 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
         assert "scaling off" in overview.locator(".js-plotly-plot").evaluate("gd => gd.layout.title.text")
         page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")  # printing draws the rest
         page.wait_for_function("() => !document.querySelector('.av-chart-stale')", timeout=30_000)
-        newest = "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)')].every(b => b.__chart.shown === b.__chart.wanted.version)"
-        assert page.evaluate(newest)  # each chart drew its newest figure
+        assert page.evaluate(NEWEST)  # each chart drew its newest figure
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 
@@ -412,13 +400,14 @@ def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server,
     import re
     import xml.etree.ElementTree as ElementTree
 
+    import plotly.io
     from PIL import Image
 
     from viz.export import figure_to_csv
 
     text = "The cat sat on the mat."
     fig = stages_figure(text)
-    width, height = fig.layout.width or 1280, fig.layout.height or 720
+    width, height = fig["layout"].get("width") or 1280, fig["layout"].get("height") or 720
     with chromium() as browser:
         page = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True).new_page()
         page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
@@ -447,7 +436,7 @@ def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server,
         assert root.tag.endswith("svg") and (root.get("width"), root.get("height")) == (str(width), str(height))
         assert "toy · layer 0 · head 0" in svg and "<b>" not in svg  # the figure's own title, not the page's bold one
         html = files["HTML"].decode("utf-8")
-        spec = json.loads(fig.to_json())
+        spec = json.loads(plotly.io.to_json(fig))  # the figure as plotly writes it (arrays as base64 typed arrays)
         assert "Plotly.newPlot" in html and "<script src=" not in html  # plotly.js inside: works offline
         numbers = spec["data"][0]["z"]["bdata"].replace("/", "\\u002f")  # plotly's HTML escapes "/" in its JSON
         assert numbers in html and "toy · layer 0 · head 0" in html  # the figure's numbers and title
@@ -467,7 +456,8 @@ def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server,
             page.reload()
             page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
             settle(page)
-            page.wait_for_timeout(1500)
+            # every chart has drawn the data it was sent (a file would have come with the first chart's)
+            page.wait_for_function(NEWEST, timeout=30_000)
         assert saved_again == []  # the file went with one rerun's data only, and was saved once
 
 
@@ -497,11 +487,11 @@ def test_a_hover_text_sent_as_rows_and_columns_and_values_sent_as_digits_are_unp
         chart.scroll_into_view_if_needed()
         chart.locator(".main-svg").first.wait_for(timeout=30_000)
         drawn = chart.evaluate("gd => gd.data.map(t => ({name: t.name, text: t.text || null, parts: 'av_text' in t}))")
-        want = {t.name: t.text.tolist() for t in fig.data if t.type == "heatmap"}
+        want = {t["name"]: np.asarray(t["text"]).tolist() for t in fig["data"] if t["type"] == "heatmap"}
         assert {t["name"]: t["text"] for t in drawn if t["name"] in want} == want
         assert not any(t["parts"] for t in drawn)
         hover = chart.evaluate("gd => { window.Plotly.Fx.hover(gd, {xval: 1, yval: 2}, 'x3y3'); return gd.querySelector('.hovertext')?.textContent || ''; }")
-        assert hover.startswith(f"query 2: {fig.data[2].meta['y_labels'][2]}key 1: 1")  # z's cell (2, 1): the token's name
+        assert hover.startswith(f"query 2: {fig['data'][2]['meta']['y_labels'][2]}key 1: 1")  # z's cell (2, 1): the token's name
 
         chart = page.locator(".av-chart").filter(has_text="heads side by side").locator(".js-plotly-plot")
         chart.scroll_into_view_if_needed()
@@ -510,64 +500,4 @@ def test_a_hover_text_sent_as_rows_and_columns_and_values_sent_as_digits_are_unp
             "gd => { const t = gd.data.find(t => t.name === 'W_O'); return {z: Array.from(t.z, row => Array.from(row)), packed: 'av_z' in t}; }"
         )
         assert not drawn["packed"] and np.array_equal(np.array(drawn["z"], dtype=np.float32), w_o)
-        np.testing.assert_allclose(w_o, next(t for t in output_step.data if t.name == "W_O").z, rtol=6e-4)
-
-
-def _manifest() -> dict:
-    import json
-
-    return json.loads((Path(streamlit.__file__).parent / "static" / "manifest.json").read_text())
-
-
-def _closure(manifest: dict, sources) -> set[str]:
-    """The files of these manifest entries and of everything they import, however deep."""
-    seen, todo = set(), list(sources)
-    while todo:
-        source = todo.pop()
-        if source in manifest and source not in seen:
-            seen.add(source)
-            todo.extend(manifest[source].get("imports", ()))
-    return {manifest[source]["file"].removeprefix("static/js/") for source in seen}
-
-
-def test_the_loader_names_every_lazily_loaded_part_of_the_frontend_with_all_it_imports():
-    from ui.chart import FRONTEND_FILES, FRONTEND_PARTS
-
-    manifest = _manifest()
-    by_file = {item["file"].removeprefix("static/js/"): source for source, item in manifest.items()}
-    assert len(FRONTEND_FILES["entries"]) == len(FRONTEND_PARTS)  # every part found in this Streamlit's build
-    assert set(FRONTEND_FILES["modules"]) == _closure(manifest, [by_file[file] for file in FRONTEND_FILES["entries"]])
-    assert all((Path(streamlit.__file__).parent / "static" / "static" / "js" / file).is_file() for file in FRONTEND_FILES["modules"])
-
-
-def test_every_page_finds_the_code_of_its_element_types_already_asked_for_by_the_loader(server):
-    """Streamlit's frontend imports an element type's code when the first such element arrives, and each
-    module's imports one level at a time: on a cold start that was a waterfall of round trips to a server
-    still busy with the first run. The hidden loader at the top of every page asks for all of it at once
-    (ui/chart.py, FRONTEND_PARTS). Here every page of the app is loaded: each script the frontend fetched
-    is in its entry's closure, the loader's own component (BidiComponent, fetched before the loader can
-    run), a part left to its page (LEFT_TO_THEIR_PAGE), or among the modules the loader names. A new
-    element type on a page fails here by its name."""
-    from ui import PAGES
-    from ui.chart import FRONTEND_FILES, LEFT_TO_THEIR_PAGE
-
-    manifest = _manifest()
-    entry = next(source for source, item in manifest.items() if item.get("isEntry"))
-    named = lambda name: next(source for source, item in manifest.items() if item.get("name") == name and item.get("isDynamicEntry"))  # noqa: E731
-    left = [named(name) for name in ["BidiComponent", *LEFT_TO_THEIR_PAGE]]
-    known = _closure(manifest, [entry, *left]) | set(FRONTEND_FILES["modules"])
-    with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        fetched = []
-        page.on("request", lambda r: fetched.append(r.url.rsplit("/", 1)[-1]) if "/static/js/" in r.url else None)
-        for path, _, _ in PAGES:
-            slug = "" if path == "home.py" else re.sub(r"^\d+_", "", Path(path).stem)
-            page.goto(f"{server}/{slug}?text=The+cat+sat+on+the+mat.")
-            page.wait_for_selector("h1", timeout=90_000)
-            settle(page)
-        by_file = {item["file"].removeprefix("static/js/"): item for item in manifest.values()}
-        dynamic = {by_file[f].get("name") for f in set(fetched) - known if by_file.get(f, {}).get("isDynamicEntry")}
-        assert fetched and dynamic == set(), f"parts of the frontend not in ui.chart.FRONTEND_PARTS: {sorted(dynamic)}"
-        assert set(fetched) - known == set()
-        asked = page.evaluate("() => [...document.querySelectorAll('link[rel=modulepreload]')].map(l => l.href.split('/').pop())")
-        assert set(FRONTEND_FILES["modules"]) <= set(asked) and set(FRONTEND_FILES["modules"]) <= set(fetched)  # the loader asked for them
+        np.testing.assert_allclose(w_o, next(t for t in output_step["data"] if t["name"] == "W_O")["z"], rtol=6e-4)

@@ -1,4 +1,4 @@
-"""The components' code is served as a file at app/static/ and imported by a loader (deploy/component_js.py),
+"""The components' code is served as a file at app/static/ and imported by a loader (ui/assets.py),
 not sent inline with every element."""
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
-import time
 import urllib.parse
 import urllib.request
 import xml.etree.ElementTree as ElementTree
@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 import torch
 from PIL import Image
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from conftest import chromium, settle, streamlit_server, toy_labels, toy_tokens
 from model import load_model
@@ -51,12 +52,10 @@ def query_of(page) -> dict:
 
 
 def wait_for_query(page, name, value, timeout=30_000):
-    deadline = time.monotonic() + timeout / 1000
-    while time.monotonic() < deadline:
-        if query_of(page).get(name) == value:
-            return
-        page.wait_for_timeout(100)
-    raise AssertionError(f"{name}={value!r} never reached the URL: {page.url}")
+    try:
+        page.wait_for_function("([name, value]) => new URLSearchParams(location.search).get(name) === value", arg=[name, value], timeout=timeout)
+    except PlaywrightTimeout:
+        raise AssertionError(f"{name}={value!r} never reached the URL: {page.url}") from None
 
 
 def table_weights(page, position: int) -> list[list[float]]:
@@ -173,10 +172,22 @@ def expect_worked_example(page, text: str) -> None:
     expect(page.locator("[data-testid=stMarkdownContainer]").filter(has_text="gives weight")).to_contain_text(text, timeout=30_000)
 
 
+STILL = """async (gd) => {
+  // until the chart is drawn, not waiting below the window, and has not moved for a frame (the scroll is over)
+  let last = null;
+  for (let frame = 0; frame < 600; frame++) {
+    await new Promise((resolve) => requestAnimationFrame(resolve));
+    const top = gd.getBoundingClientRect().top;
+    if (top === last && gd._fullLayout && !gd.closest('.av-chart')?.classList.contains('av-chart-stale')) return;
+    last = top;
+  }
+}"""
+
+
 def click_plot(page, chart, x: float, y: float, axes=("xaxis", "yaxis")):
     """Click the point (x, y) of a plotly chart, in data coordinates of the given axes."""
     chart.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
+    chart.evaluate(STILL)
     px = chart.evaluate(
         """(gd, [x, y, xa, ya]) => {
              const l = gd._fullLayout, r = gd.getBoundingClientRect();
@@ -248,9 +259,9 @@ def test_real_app_overview_tile_opens_its_head_and_scrolls_to_it(server, page):
     stages = page.locator(".js-plotly-plot").first
     expect(stages.locator(".gtitle")).to_contain_text("layer 1 · head 2", timeout=60_000)
     top = lambda: stages.evaluate("e => e.getBoundingClientRect().top")  # noqa: E731
-    deadline = time.monotonic() + 15
-    while not 0 <= top() < 400 and time.monotonic() < deadline:
-        page.wait_for_timeout(250)
+    near_top = "() => { const top = document.querySelector('.js-plotly-plot')?.getBoundingClientRect().top; return top >= 0 && top < 400; }"
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(near_top, timeout=15_000)
     assert 0 <= top() < 400, top()  # scrolled up to the opened head
 
 

@@ -10,11 +10,12 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
-import plotly.graph_objects as go
+import plotly.io
 
 from apptest_helpers import decode
 from viz.payload import DECIMAL_Z, TEXT_PARTS
 from chart_data import join_text
+from viz import plain
 from viz.payload import DECIMAL_MIN_VALUES, browser_json, decimal_digits, outer_parts
 
 BASE64_FLOAT32 = 4 * 4 / 3  # bytes of JSON per float32 value in plotly's typed arrays (base64)
@@ -51,23 +52,23 @@ def attention_of(n_tokens: int):
     return model, trace, settings, attention_figures(settings, trace, model=model).figures
 
 
-def sent(fig: go.Figure) -> dict:
+def sent(fig: dict) -> dict:
     """The figure as chart.js hands it to plotly: the JSON sent, with its text parts joined."""
     return join_text(json.loads(browser_json(fig)))
 
 
-def rounded_traces(fig: go.Figure) -> list[str]:
-    """Check that `fig` arrives as `fig.to_json()` (every hover text, layout, value), except that a large
+def rounded_traces(fig: dict) -> list[str]:
+    """Check that `fig` arrives as plotly writes it (`plotly.io.to_json`: every hover text, layout, value), except that a large
     heatmap whose hover shows `%{z:.4g}` may arrive to those 4 digits; the names of those traces."""
-    want, got = json.loads(fig.to_json()), sent(fig)
+    want, got = json.loads(plotly.io.to_json(fig)), sent(fig)
     rounded = []
-    for mine, theirs, made in zip(got["data"], want["data"], fig.data, strict=True):
+    for mine, theirs, made in zip(got["data"], want["data"], fig["data"], strict=True):
         if mine.get("z") != theirs.get("z"):
-            assert np.size(made.z) >= DECIMAL_MIN_VALUES and "%{z:.4g}" in made.hovertemplate, made.name
-            assert same_digits(decode(mine["z"]), made.z), made.name
-            np.testing.assert_allclose(decode(mine["z"]), made.z, rtol=6e-4)  # colours: 1/2000 of the value at most
+            assert np.size(made["z"]) >= DECIMAL_MIN_VALUES and "%{z:.4g}" in made["hovertemplate"], made.get("name")
+            assert same_digits(decode(mine["z"]), made["z"]), made.get("name")
+            np.testing.assert_allclose(decode(mine["z"]), made["z"], rtol=6e-4)  # colours: 1/2000 of the value at most
             mine.pop("z"), theirs.pop("z")
-            rounded.append(made.name)
+            rounded.append(made.get("name"))
     assert got == want
     return rounded
 
@@ -117,15 +118,15 @@ def test_the_value_step_sent_at_512_tokens_shows_the_models_numbers_and_names_th
     allowed = stages.mask[0, 0].numpy()
     assert same_digits(pattern[allowed], stages.pattern[0, 0].numpy()[allowed])
     assert np.isnan(pattern[~allowed]).all()  # masked cells are gaps
-    for made in fig.data:  # the figure, which the exports are made of, keeps float32
-        assert made.z.dtype == np.float32
-    np.testing.assert_array_equal(next(t for t in fig.data if t.name == "V").z, trace.v[0, 0, 0].numpy())
+    for made in fig["data"]:  # the figure, which the exports are made of, keeps float32
+        assert made["z"].dtype == np.float32
+    np.testing.assert_array_equal(next(t for t in fig["data"] if t.get("name") == "V")["z"], trace.v[0, 0, 0].numpy())
 
     for name in ("V", "z"):
         labels = panels[name]["meta"]["y_labels"]  # the tokens, made safe for plotly's HTML
         text = np.array(panels[name]["text"])
         assert text.shape == (512, trace.d_head)
-        assert (text == np.array(next(t for t in fig.data if t.name == name).text)).all()  # the figure's own hover text
+        assert (text == np.array(next(t for t in fig["data"] if t.get("name") == name)["text"])).all()  # the figure's own hover text
         for q in (0, 5, 511):
             assert text[q, 3] == f"query {q}: {labels[q]}<br>key 3: 3"  # hover names the token of the row
         assert TEXT_PARTS in next(t for t in json.loads(raw)["data"] if t["name"] == name)
@@ -143,18 +144,18 @@ def test_a_text_that_is_not_rows_joined_to_columns_is_sent_as_it_is():
     assert outer_parts(odd) is None
     assert outer_parts([[1, 2], [3, 4]]) is None and outer_parts(["a", "b"]) is None and outer_parts([[]]) is None
 
-    fig = go.Figure(go.Heatmap(z=[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], text=odd, hovertemplate="%{text}"))
+    fig = plain.figure([{"type": "heatmap", "z": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "text": odd, "hovertemplate": "%{text}"}], {})
     spec = json.loads(browser_json(fig))
     assert spec["data"][0]["text"] == odd and TEXT_PARTS not in spec["data"][0]
-    fig = go.Figure(go.Heatmap(z=[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], text=table, hovertemplate="%{text}"))
-    assert "text" not in json.loads(browser_json(fig))["data"][0] and sent(fig) == json.loads(fig.to_json())
+    fig = plain.figure([{"type": "heatmap", "z": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "text": table, "hovertemplate": "%{text}"}], {})
+    assert "text" not in json.loads(browser_json(fig))["data"][0] and sent(fig) == json.loads(plotly.io.to_json(fig))
 
 
 def test_labels_with_slashes_quotes_and_backslashes_arrive_unchanged():
     labels = ['a/b', '"q"', "back\\slash", "<b>", "\\u002f", "é"]
-    fig = go.Figure(go.Heatmap(z=np.arange(36, dtype=np.float32).reshape(6, 6), text=[[f"{r}|{c}" for c in labels] for r in labels]))
-    fig.update_layout(title=dict(text="\\u002f </script>"))
-    assert sent(fig) == json.loads(fig.to_json())
+    text = [[f"{r}|{c}" for c in labels] for r in labels]
+    fig = plain.figure([{"type": "heatmap", "z": np.arange(36, dtype=np.float32).reshape(6, 6), "text": text}], {"title": plain.title("\\u002f </script>")})
+    assert sent(fig) == json.loads(plotly.io.to_json(fig))
 
 
 def test_four_significant_digits_round_as_the_hover_does():

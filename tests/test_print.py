@@ -2,14 +2,27 @@
 and the buttons and keeps the figures with their titles; presentation mode hides the sidebar, enlarges
 the text, and the arrow keys move from one figure to the next."""
 
+import contextlib
 import io
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from pypdf import PdfReader
 
 from conftest import chromium, settle
 
 pytestmark = pytest.mark.browser
+AT_TOP = "(i) => Math.abs(document.querySelectorAll('.av-chart:not(.av-chart-hidden)')[i].getBoundingClientRect().y) <= 80"
+SCROLL_ENDED = """async (chart) => {
+  // until the chart has not moved for ten frames: a smooth scroll is over
+  let last = null, still = 0;
+  for (let frame = 0; frame < 600 && still < 10; frame++) {
+    await new Promise((resolve) => requestAnimationFrame(resolve));
+    const y = chart.getBoundingClientRect().y;
+    still = y === last ? still + 1 : 0;
+    last = y;
+  }
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -59,9 +72,11 @@ def test_presentation_mode_hides_the_sidebar_and_moves_by_figure(server, browser
     assert height >= 0.85 * 900  # one figure per screen
     browser_page.locator("h1").click()
     tops = []
-    for _ in range(2):
+    for figure in range(2):
         browser_page.keyboard.press("ArrowRight")
-        browser_page.wait_for_timeout(1200)
+        with contextlib.suppress(PlaywrightTimeout):  # the scroll has reached the figure (asserted below)
+            browser_page.wait_for_function(AT_TOP, arg=figure, timeout=10_000)
+        charts.nth(figure).evaluate(SCROLL_ENDED)
         tops.append([round(charts.nth(i).bounding_box()["y"]) for i in range(3)])
     # after the first key the first figure is at the top of the window, after the second the next one
     assert abs(tops[0][0]) <= 80 and abs(tops[1][1]) <= 80, tops

@@ -8,11 +8,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
+import plotly.io
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -20,13 +19,19 @@ import ui.content_cache
 import viz
 from apptest_helpers import chart_titled, charts, decode
 from conftest import ROOT
+from viz import plain
 from viz.export import figure_to_csv
+from viz.payload import browser_json
 
 
-class CountingFigure(go.Figure):
-    """A figure that counts its conversions to plotly JSON (what the chart component is sent)."""
+class CountingFigure(dict):
+    """A figure dict that counts its conversions to plotly JSON (what the chart component is sent)."""
 
     conversions = 0
+
+
+def heatmap_figure(z, **trace) -> CountingFigure:
+    return CountingFigure(plain.figure([{"type": "heatmap", "z": z, **trace}], {}))
 
 
 def counting_conversions(monkeypatch):
@@ -49,19 +54,19 @@ def test_a_figure_is_converted_once_however_often_it_is_shown(monkeypatch):
 
     counting_conversions(monkeypatch)
 
-    fig = CountingFigure(go.Heatmap(z=[[0.25, 0.75], [1.0, 0.0]], name="pattern"))
+    fig = heatmap_figure([[0.25, 0.75], [1.0, 0.0]], name="pattern")
     first = sent_to_browser(fig, {"displaylogo": False}, clickable=False, variant=("name", 2, False))
     assert sent_to_browser(fig, {"displaylogo": False}, clickable=False, variant=("name", 2, False)) is first and fig.conversions == 1
     about, sent = read_chart_data(first)
     assert decode(sent["data"][0]["z"]).tolist() == [[0.25, 0.75], [1.0, 0.0]]
     assert about["height"] == 450 and about["width"] == "stretch" and not about["clickable"]
-    changed = CountingFigure(go.Heatmap(z=[[0.25, 0.75], [0.0, 1.0]], name="pattern"))
-    assert read_chart_data(chart_data(changed, changed.to_json(), {}, clickable=False))[0]["version"] != about["version"]
-    rescaled = read_chart_data(chart_data(fig, fig.to_json(), {"displaylogo": False, "toImageButtonOptions": {"scale": 3}}, clickable=False))[0]
+    changed = heatmap_figure([[0.25, 0.75], [0.0, 1.0]], name="pattern")
+    assert read_chart_data(chart_data(changed, browser_json(changed), {}, clickable=False))[0]["version"] != about["version"]
+    rescaled = read_chart_data(chart_data(fig, browser_json(fig), {"displaylogo": False, "toImageButtonOptions": {"scale": 3}}, clickable=False))[0]
     # the camera button's new scale (or file name) reaches the browser, which sets it in place: the same
     # figure is not drawn again for it (chart.js)
     assert rescaled["config"]["toImageButtonOptions"] == {"scale": 3} and rescaled["version"] == about["version"]
-    reconfigured = read_chart_data(chart_data(fig, fig.to_json(), {"displaylogo": True}, clickable=False))[0]
+    reconfigured = read_chart_data(chart_data(fig, browser_json(fig), {"displaylogo": True}, clickable=False))[0]
     assert reconfigured["version"] != about["version"]  # the rest of the config is plotly's: drawn again
     made = []
     for variant in ((2, 0), (2, 0), (3, 1), (2, 0)):  # only the latest variant is kept
@@ -163,7 +168,7 @@ def test_a_figure_already_sent_is_not_serialised_again_for_another_view_s_file_n
     original = viz.payload.browser_json
 
     def counting(fig):
-        serialised.append(fig.layout.title.text)
+        serialised.append(fig["layout"]["title"]["text"])
         return original(fig)
 
     monkeypatch.setattr(ui.figures, "browser_json", counting)
@@ -189,7 +194,7 @@ def test_every_chart_sent_equals_its_figure(monkeypatch):
     at = attention_page_of(settings.text)
     at.run()  # the second run sends the dicts made in the first
     sent = {spec["layout"]["title"]["text"]: spec for spec in charts(at)}
-    expected = json.loads(content.figures["value-step-L0-H0"].to_json())
+    expected = json.loads(plotly.io.to_json(content.figures["value-step-L0-H0"]))  # as plotly writes the figure
     got = sent[expected["layout"]["title"]["text"]]
     for want, have in zip(expected["data"], got["data"], strict=True):
         np.testing.assert_array_equal(decode(have["z"]), decode(want["z"]))
@@ -203,12 +208,12 @@ def test_long_inputs_send_no_hover_text_per_cell_and_the_csv_keeps_every_token_a
     v = rng.normal(size=(n, d_head))
     labels = [f"w{i}" for i in range(n)]
     fig = viz.value_step_figure(pattern, v, pattern @ v, labels, layer=0, head=1, title="t")
-    size_mb = len(fig.to_json()) / 1e6
+    size_mb = len(plotly.io.to_json(fig)) / 1e6
     assert size_mb < 1.5, f"{size_mb:.1f} MB"  # a text per cell made it 5 MB
-    weights = next(t for t in fig.data if t.name == "pattern")
-    assert weights.text is None and "query %{y}" in weights.hovertemplate  # positions in the hover, not one text per cell
+    weights = next(t for t in fig["data"] if t.get("name") == "pattern")
+    assert weights.get("text") is None and "query %{y}" in weights["hovertemplate"]  # positions in the hover, not one text per cell
     small = viz.value_step_figure(pattern[:8, :8], v[:8], pattern[:8, :8] @ v[:8], labels[:8], title="t")
-    assert next(t for t in small.data if t.name == "pattern").text is not None  # short inputs keep both tokens in the hover
+    assert next(t for t in small["data"] if t.get("name") == "pattern").get("text") is not None  # short inputs keep both tokens in the hover
     table = pd.read_csv(io.StringIO(figure_to_csv(fig)))
     cells = table[table["panel"] == "pattern"]
     assert len(cells) == n * n and set(cells["row_label"]) == set(labels)
@@ -216,24 +221,11 @@ def test_long_inputs_send_no_hover_text_per_cell_and_the_csv_keeps_every_token_a
     assert row["value"].item() == pytest.approx(float(np.float32(pattern[5, 7])), rel=1e-7)
 
 
-def _quiet(page, frames, seconds=1.5, timeout=60):
-    """Wait until the server has sent nothing for `seconds`."""
-    deadline = time.monotonic() + timeout
-    count, since = len(frames), time.monotonic()
-    while time.monotonic() < deadline:
-        page.wait_for_timeout(100)
-        if len(frames) != count:
-            count, since = len(frames), time.monotonic()
-        elif time.monotonic() - since >= seconds:
-            return
-    raise AssertionError("the server kept sending")
-
-
 @pytest.mark.browser
 def test_a_click_in_the_head_view_reruns_only_its_part_of_the_page():
     """The head view, the stages heatmaps and the worked example are one fragment (ui.head_view.clicks_rerun_only):
     pinning a token sends that part again, not the page; a sidebar toggle still reruns the whole page."""
-    from conftest import chromium, streamlit_server
+    from conftest import chromium, settle, streamlit_server
 
     with streamlit_server("app.py") as (url, _), chromium() as browser:
         page = browser.new_page(viewport={"width": 1440, "height": 900})
@@ -241,12 +233,12 @@ def test_a_click_in_the_head_view_reruns_only_its_part_of_the_page():
         page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(len(frame))))
         page.goto(f"{url}/Attention?text=The+cat+sat+on+the+mat.")
         page.wait_for_selector(".hv-q .hv-tok", timeout=90_000)
-        _quiet(page, frames)
+        settle(page)  # the run has ended and the page is still: every frame of it has come
 
         frames.clear()
         page.locator(".hv-q .hv-tok").nth(3).click()
         page.wait_for_function("() => location.search.includes('pin=3')", timeout=30_000)
-        _quiet(page, frames)
+        settle(page)  # the run has ended and the page is still: every frame of it has come
         pin_frames = len(frames)
         page.wait_for_selector(".hv-row-table caption:has-text('(position 3)')", timeout=30_000)  # the pinned row's table
         assert page.locator(".hv-q .hv-tok.hv-pinned").all_inner_texts() == ["␣on"]  # the toy BPE piece " on", its space shown as ␣
@@ -254,7 +246,7 @@ def test_a_click_in_the_head_view_reruns_only_its_part_of_the_page():
         frames.clear()
         page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
         page.wait_for_function("() => location.search.includes('scale=0')", timeout=30_000)
-        _quiet(page, frames)
+        settle(page)  # the run has ended and the page is still: every frame of it has come
         toggle_frames = len(frames)
         assert "pin=3" in page.url  # the full run kept the pinned token
         assert 0 < pin_frames < toggle_frames / 2, (pin_frames, toggle_frames)
@@ -275,10 +267,11 @@ def test_the_zip_holds_the_head_view_as_shown_after_a_click_reruns_only_its_frag
     monkeypatch.setattr(ui.figures, "draw_chart", lambda *a, **k: None)
 
     def head_view(pinned):  # stands for the head view figure: its numbers depend on the pinned token
-        return go.Figure(go.Heatmap(z=[[0.5, 0.5], [1.0, 0.0]] if pinned < 0 else [[0.9, 0.1], [0.2, 0.8]], name="pattern"))
+        z = [[0.5, 0.5], [1.0, 0.0]] if pinned < 0 else [[0.9, 0.1], [0.2, 0.8]]
+        return plain.figure([{"type": "heatmap", "z": z, "name": "pattern"}], {})
 
     shown = Settings(text="the fisher sat on the river bank")
-    for name in ("settings", ui.figures.REGISTRY, ui.figures.ABOUT):  # bare mode: one session state for the process
+    for name in ("settings", ui.figures.REGISTRY, ui.figures.KEYS):  # bare mode: one session state for the process
         monkeypatch.setitem(st.session_state, name, None)  # put back as it was after the test
     st.session_state["settings"] = shown
     ui.figures.start_view()  # a full run
@@ -288,8 +281,7 @@ def test_the_zip_holds_the_head_view_as_shown_after_a_click_reruns_only_its_frag
 
     from dataclasses import replace
 
-    st.session_state["settings"] = replace(shown, pinned=3)  # the fragment rerun after a pin click
-    ui.figures.view_changed()
+    st.session_state["settings"] = replace(shown, pinned=3)  # the fragment rerun after a pin click (clicks_rerun_only)
     ui.figures.show_figure(head_view(3), "head-view-L0", exports=False)
 
     import zipfile
@@ -347,63 +339,6 @@ def test_the_app_runs_torch_on_one_thread_unless_told_otherwise():
     assert done.stdout.split()[-1] == "1"  # applied when the app's glue is imported
 
 
-def _sent_elements(payloads) -> list[str]:
-    """The kinds of element (page_link, bidi_component, …) in the delta messages of websocket frames."""
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-    kinds = []
-    for payload in payloads:
-        if not isinstance(payload, bytes):
-            continue
-        message = ForwardMsg.FromString(payload)
-        if message.WhichOneof("type") == "delta" and message.delta.WhichOneof("type") == "new_element":
-            kinds.append(message.delta.new_element.WhichOneof("type"))
-    return kinds
-
-
-@pytest.mark.browser
-def test_an_attention_control_reruns_the_view_not_the_page_links_text_box_or_model_box():
-    """The controls after the model box and the page's body are one fragment (ui.page with `body`): flipping
-    the scaling toggle sends the charts again, but not the page links, the text box or the model box; a
-    change of the sentences reruns everything."""
-    from conftest import chromium, streamlit_server
-
-    with streamlit_server("app.py") as (url, _), chromium() as browser:
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        frames = []
-        page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(frame)))
-        page.goto(f"{url}/Attention?text=The+cat+sat+on+the+mat.")
-        page.wait_for_selector(".js-plotly-plot .xtick text", timeout=90_000)
-        _quiet(page, frames)
-        loaded = _sent_elements(frames)
-        assert loaded.count("page_link") >= 10 and "text_area" in loaded  # the first run draws the whole page
-
-        frames.clear()
-        page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
-        page.wait_for_function("() => location.search.includes('scale=0')", timeout=30_000)
-        _quiet(page, frames)
-        toggled = _sent_elements(frames)
-        assert toggled.count("bidi_component") >= 5  # the charts came again (drawn in place, ui/chart.py)
-        # the body first: the first chart reaches the browser before the sidebar's controls (layer, heads…)
-        assert toggled.index("bidi_component") < min(toggled.index("slider"), toggled.index("multiselect"))
-        from ui import PAGES
-
-        assert toggled.count("page_link") == loaded.count("page_link") - len(PAGES)  # not the sidebar's links (the body has its own)
-        assert "text_area" not in toggled and toggled.count("selectbox") < loaded.count("selectbox")
-        assert len(toggled) < len(loaded) - 12, (len(toggled), len(loaded))
-        assert "scaling off" in page.locator(".js-plotly-plot").first.evaluate("gd => gd.layout.title.text")
-        assert page.get_by_text("what-if").count() >= 1  # the badge, drawn by the fragment, says the run is not the model's own
-
-        frames.clear()
-        page.locator("[data-testid=stTextArea] textarea").fill("The dog sat on the mat.")
-        page.locator("[data-testid=stTextArea] textarea").press("Control+Enter")
-        page.wait_for_function("() => location.search.includes('dog')", timeout=30_000)
-        _quiet(page, frames)
-        assert _sent_elements(frames).count("page_link") >= 10  # a new sentence reruns the page
-        assert "scaling off" in page.locator(".js-plotly-plot").first.evaluate("gd => gd.layout.title.text")  # and keeps the toggle
-        assert page.locator("[data-testid=stException], [data-testid=stAlertContentError]").count() == 0
-
-
 def test_a_views_description_is_made_once_per_view_not_once_per_figure():
     """`about_view` names every figure's files (8 a run on the Attention page): it is made once per view."""
     from dataclasses import replace
@@ -418,27 +353,3 @@ def test_a_views_description_is_made_once_per_view_not_once_per_figure():
     assert other is not first and other["settings"]["layer"] == 1 and first["settings"]["layer"] == 0
     assert other["link"] == "http://localhost:8501/Attention?text=The+cat+sat.&layer=1" and "text" not in other["settings"]
     assert _described(settings, "http://localhost:8501/Attention", 3.0)["settings"]["png_scale"] == 3.0
-
-
-def test_a_charts_version_is_read_from_the_start_of_its_data_not_from_its_whole_first_line(monkeypatch):
-    """draw_chart needs only the version (ui.chart.chart_version); the first line may hold a stages chart's
-    `live`, megabytes at 512 tokens, which it parsed for every chart of every rerun."""
-    from ui.chart import chart_data, placeholder_data, with_file
-    from chart_data import chart_about, chart_version
-
-    fig = go.Figure(go.Heatmap(z=[[0.25, 0.75], [1.0, 0.0]]))
-    live = {"raw": "A" * 2_000_000, "title": "a “quoted” title"}
-    for data in (
-        chart_data(fig, fig.to_json(), {"displaylogo": False}, clickable=True, export=None, live=live),
-        chart_data(fig, fig.to_json(), {"displaylogo": True}, clickable=False, export=None),
-        placeholder_data(live),
-    ):
-        carrying = with_file(data, {"name": "a.csv", "mime": "text/csv", "nonce": "n", "bytes": b"x,y\n"})
-        assert chart_version(data) == chart_version(carrying) == chart_about(data)["version"]
-    assert chart_version(placeholder_data(live)) is None
-    assert len({chart_version(chart_data(fig, fig.to_json(), {"displaylogo": flag}, clickable=False, export=None)) for flag in (True, False)}) == 2
-
-    parsed = []
-    monkeypatch.setattr("ui.chart._DECODER.raw_decode", lambda text, *a: parsed.append(len(text)) or json.JSONDecoder().raw_decode(text, *a))
-    chart_version(chart_data(fig, fig.to_json(), {}, clickable=False, export=None, live=live))
-    assert parsed and max(parsed) <= 64  # not the two megabytes of `live`
