@@ -271,8 +271,9 @@ def test_the_zip_holds_the_head_view_as_shown_after_a_click_reruns_only_its_frag
         return plain.figure([{"type": "heatmap", "z": z, "name": "pattern"}], {})
 
     shown = Settings(text="the fisher sat on the river bank")
-    for name in ("settings", ui.figures.REGISTRY, ui.figures.KEYS):  # bare mode: one session state for the process
+    for name in ("settings", ui.figures.REGISTRY, ui.figures.KEYS, ui.figures.ABOUT, ui.figures.TABLES):  # bare mode: one session state
         monkeypatch.setitem(st.session_state, name, None)  # put back as it was after the test
+        del st.session_state[name]
     st.session_state["settings"] = shown
     ui.figures.start_view()  # a full run
     ui.figures.show_figure(head_view(-1), "head-view-L0", exports=False)
@@ -281,7 +282,8 @@ def test_the_zip_holds_the_head_view_as_shown_after_a_click_reruns_only_its_frag
 
     from dataclasses import replace
 
-    st.session_state["settings"] = replace(shown, pinned=3)  # the fragment rerun after a pin click (clicks_rerun_only)
+    st.session_state["settings"] = replace(shown, pinned=3)  # the fragment rerun after a pin click, as clicks_rerun_only does it
+    ui.figures.describe_view()
     ui.figures.show_figure(head_view(3), "head-view-L0", exports=False)
 
     import zipfile

@@ -12,7 +12,7 @@ import streamlit as st
 
 from ui.chart import draw_chart, placeholder_data
 from ui.content_cache import attention_content
-from ui.figures import chart_key, made_once, png_scale, register, show_figure, themed
+from ui.figures import describe_view, chart_key, made_once, png_scale, register, show_figure, themed
 from ui.head_view import Downloads, head_view
 from ui.layout import show, show_notices
 from ui.text import md
@@ -245,6 +245,7 @@ def clicks_rerun_only(draw: Callable, settings, trace, model=None) -> None:
         if state.get(SETTINGS) != now:  # also back to the full run's view (a pin cleared)
             state[SETTINGS] = now
             st.query_params.from_dict(to_query(now))
+            describe_view()
         draw(attention_content(now, trace, model=model))
 
     opened_head_anchor()

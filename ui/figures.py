@@ -23,6 +23,7 @@ from viz.export.image import export_size
 from viz.export.names import stamped_stem
 
 REGISTRY = "figures_of_view"  # session state: {figure id: figure} drawn by this view (the zip's figures)
+ABOUT = "about_of_view"  # session state: {"about": the view's description}, for the zip's manifest (`describe_view`)
 TABLES = "figure_tables_of_view"  # session state: {figure id: what builds its tidy table} (PageContent.figure_tables)
 T = TypeVar("T")
 
@@ -200,17 +201,24 @@ def png_scale() -> float:
     return float(st.session_state.get("png_scale", 2))
 
 
+def describe_view() -> None:
+    """The view changed in a fragment's rerun (a pin, a cell): the page's zip describes it as now shown."""
+    st.session_state.setdefault(ABOUT, {})["about"] = about_view()
+
+
 def download_all(page: str) -> None:
     """One button: every figure of this view in PNG, SVG, HTML and CSV, with a manifest (model,
     sentences, every setting, the link back to this view)."""
     figures = st.session_state.get(REGISTRY, {})
     if not figures:
         return
-    tables = dict(st.session_state.get(TABLES) or {})
-    about, scale = about_view(), png_scale()
+    tables = st.session_state.setdefault(TABLES, {})  # the dicts themselves: the Attention page's fragment redraws into them
+    described = st.session_state.setdefault(ABOUT, {})
+    described["about"] = about = about_view()
+    scale = png_scale()
     st.download_button(
         f"Download all {len(figures)} figures of this view (zip)",
-        lambda: figures_zip(dict(figures), scale=scale, about=about, tables=tables),
+        lambda: figures_zip(dict(figures), scale=scale, about=described["about"], tables=dict(tables)),
         archive_name(page, about),
         "application/zip",
         key=f"zip_{safe_filename(page)}",
