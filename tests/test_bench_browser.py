@@ -131,6 +131,7 @@ def test_the_class_report_says_how_the_class_reached_the_server():
     assert "one app process behind nginx" in text and "server CPU 1.2 s (nginx 0.4 s of it), 0.300 s per action" in text
 
 
+@pytest.mark.bench
 def test_a_cold_start_is_timed_by_the_pages_own_clock_and_the_median_of_runs_is_reported():
     from bench.browser import median_cold_start
     from bench.coldstart import cold_start
