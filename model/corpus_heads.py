@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from model.heads import BADGES, badge, pattern_statistics
+from model.head_statistics import BADGES, badge, pattern_statistics
 from model.heldout import BANK_AFTER, BANK_BEFORE, EVERYDAY
 from model.tokenizers import is_visible_text
 from model.trace import MAX_SENTENCES, InputError
