@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import FIGURES, SIDE_BY_SIDE, guarded, md, page, show, show_notices, show_table
+from ui import FIGURES, guarded, md, page, show, show_notices, show_table
 from ui.generate import generation, layer_control, open_on_attention, run_controls, run_download, shown_step, step_content
 
 
@@ -15,10 +15,10 @@ def body(context):
         content = step_content(context, run, step, layer_control(context))
         show_notices(content)
         show(content, "generate-tokens")
-        with st.container(horizontal=True, key=SIDE_BY_SIDE):  # halves on a wide screen, one above the other on a phone
-            show(content, "generate-candidates")
-            show(content, "generate-query-row")
-        show_table(content, "candidates")
+        show(content, "generate-candidates")
+        with st.expander("The candidates as a table"):
+            show_table(content, "candidates")
+        show(content, "generate-query-row")
         st.markdown(
             "### The cache of keys and values\n\n"
             "Each step adds one row of keys and values per layer and head: those of the token it reads. The earlier rows "
