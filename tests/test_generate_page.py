@@ -97,3 +97,17 @@ def test_the_generated_text_opens_on_the_attention_page():
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == "Attention"
     assert at.sidebar.text_area(key="w_text").value == " ".join((PROMPT + run.text).splitlines())
+
+
+def test_smollm2_writes_paris_and_the_page_shows_its_grouped_heads(smollm2):
+    from ui.view import cached_model
+
+    cached_model.cache.get(("smollm2", ""), lambda: smollm2)  # the session's loaded model, not a second load
+    run = smollm2.generate("The capital of France is", 3)
+    at = open_page({"model": "smollm2", "gen_n": "3"})
+    assert run.text.startswith(" Paris")
+    assert chart_titled(at, ["Step 1 of 3: “ Paris” written at position 5 (greedy)"])
+    np.testing.assert_allclose(query_row(at), run.steps[0].pattern[0].numpy(), rtol=1e-5, atol=1e-6)
+    assert query_row(at).shape == (9, 5)
+    shown = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "9 query heads share 3 cached key/value heads" in shown and "(×3)" in shown
