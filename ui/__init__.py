@@ -37,6 +37,7 @@ PAGES = (
     ("pages/7_Lessons.py", "Lessons", ":material/school:"),
     ("pages/8_Scaling_lab.py", "Scaling lab", ":material/science:"),
     ("pages/9_Heads.py", "Heads", ":material/hub:"),
+    ("pages/10_Generate.py", "Generate", ":material/edit_note:"),
 )
 
 

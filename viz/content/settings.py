@@ -47,6 +47,8 @@ TEMPERATURE_RANGE = (0.05, 10.0)
 TEMPERATURES = (0.05, 0.06, 0.08, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
 PE_BASES = (10, 100, 1000, 10000)
 PE_LIMIT = 512
+MAX_NEW_TOKENS = 64  # generate page
+MAX_PROMPT_CHARS = 1_000  # generate page: a prompt longer than a paragraph makes every step slow
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,13 @@ class Settings:
     position: int = -1  # next-token page: the token after which the model predicts (-1 = the last)
     lab_d_k: int = 512  # scaling lab: the size of one head for the random q and k
     presenting: bool = False  # presentation mode: large fonts, no sidebar, one figure per screen
+    prompt: str = "The capital of France is"  # generate page: the text the model continues
+    new_tokens: int = 16  # generate page: how many tokens to write (at most MAX_NEW_TOKENS)
+    sample: bool = False  # generate page: draw each token (at `sampling_temperature`) rather than take the most likely
+    sample_top_k: int = 0  # generate page: draw only from the k most likely tokens (0 = no cut)
+    sample_top_p: float = 1.0  # generate page: then from the fewest whose probabilities reach p (1 = no cut)
+    seed: int = 0  # generate page: fixes the draws, so a link writes the same text
+    step: int = 0  # generate page: the step shown (0 = the first new token)
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
@@ -205,6 +214,13 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "position": "pos",
     "lab_d_k": "dk",
     "presenting": "present",
+    "prompt": "prompt",
+    "new_tokens": "gen_n",
+    "sample": "sample",
+    "sample_top_k": "gen_topk",
+    "sample_top_p": "gen_topp",
+    "seed": "seed",
+    "step": "step",
 }
 
 
@@ -314,6 +330,13 @@ PARSERS = {
     "position": int,
     "lab_d_k": int,
     "presenting": _bool,
+    "prompt": str,
+    "new_tokens": int,
+    "sample": _bool,
+    "sample_top_k": int,
+    "sample_top_p": float,
+    "seed": int,
+    "step": int,
 }
 PATTERN_COLOURS = ("fixed", "own")
 CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES, "pattern_colour": PATTERN_COLOURS}
@@ -327,6 +350,11 @@ RANGES = {
     "focus": (-1, 10**6),
     "position": (-1, 10**6),
     "lab_d_k": (1, 1024),
+    "new_tokens": (1, MAX_NEW_TOKENS),
+    "sample_top_k": (0, 1000),
+    "sample_top_p": (0.01, 1.0),  # a NaN or an infinity fails this test too
+    "seed": (0, 2**31 - 1),
+    "step": (0, MAX_NEW_TOKENS - 1),
 }
 
 
@@ -355,9 +383,10 @@ def from_query(params: dict[str, str], model_allowed=lambda name: True) -> tuple
                 raise ValueError(raw)
             if f.name == "model" and not (value.strip() and model_allowed(value.strip())):
                 raise ValueError(raw)
-            if f.name == "text" and len(value) > MAX_TEXT_CHARS:
-                value = value[:MAX_TEXT_CHARS]
-                notices.append(f"The text in the link was cut to {MAX_TEXT_CHARS:,} characters.")
+            limit = MAX_PROMPT_CHARS if f.name == "prompt" else MAX_TEXT_CHARS
+            if f.name in ("text", "prompt") and len(value) > limit:
+                value = value[:limit]
+                notices.append(f"The {f.name} in the link was cut to {limit:,} characters.")
         except ValueError:
             notices.append(f"The link's value for “{key}” ({raw[:40]!r}) is not valid; the default is used.")
             continue

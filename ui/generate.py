@@ -1,0 +1,144 @@
+"""The Generate page's glue: its controls, the run (one per model and settings, shared by every session),
+the step shown, and the way to the Attention page with the text the run wrote."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from model import InputError
+from model.generate import Generation
+from ui.shared_cache import SharedCache, shared
+from ui.text import md
+from ui.view import SETTINGS, PageContext, apply_settings, cached_model, key
+from viz.content.generate import generate_page, plain_token
+from viz.content.page import PageContent
+from viz.content.settings import MAX_NEW_TOKENS, MAX_PROMPT_CHARS, SESSION_MODEL, Settings, temperature_options, to_query
+
+_steps: SharedCache[PageContent] = SharedCache(max_entries=256, ttl=1800)  # a step's figures, per run, step and layer
+
+
+def run_arguments(settings: Settings) -> tuple:
+    """(prompt, max_new_tokens, temperature, top_k, top_p, seed) for `model.generate`. Greedy runs ignore
+    the draw's settings, so changing them while greedy reuses the same run."""
+    if not settings.sample:
+        return (settings.prompt, settings.new_tokens, 0.0, None, None, 0)
+    top_k = settings.sample_top_k or None
+    top_p = settings.sample_top_p if settings.sample_top_p < 1 else None
+    return (settings.prompt, settings.new_tokens, settings.sampling_temperature, top_k, top_p, settings.seed)
+
+
+@shared(max_entries=16)
+def cached_generation(name: str, tokenizer: str, arguments: tuple) -> Generation:
+    """One run of a built-in or Hub model, built once per server."""
+    return cached_model(name, tokenizer).generate(*arguments)
+
+
+def run_key(context: PageContext) -> tuple:
+    s = context.settings
+    return (s.model, s.tokenizer if s.model == "toy-random" else "", run_arguments(s))
+
+
+def generation(context: PageContext) -> Generation | None:
+    """The run the settings ask for; None, with the reason shown, when the model cannot write (a
+    bidirectional model) or the prompt gives nothing to continue."""
+    try:
+        if context.settings.model == SESSION_MODEL:  # trained in this session: not shared, and fast
+            return context.model.generate(*run_arguments(context.settings))
+        with st.spinner("Writing, one token at a time…"):
+            return cached_generation(*run_key(context))
+    except InputError as error:
+        st.warning(md(error), icon="✍️")
+        return None
+
+
+def run_controls(settings: Settings) -> None:
+    """The prompt, how many tokens, and how each is picked."""
+    st.text_area("Prompt", key=key("prompt"), height=68, max_chars=MAX_PROMPT_CHARS, help="The model continues this text.")
+    row = st.container(horizontal=True, vertical_alignment="bottom", gap="medium")
+    row.slider("New tokens", 1, MAX_NEW_TOKENS, key=key("new_tokens"))
+    row.segmented_control(
+        "Pick",
+        [False, True],
+        key=key("sample"),
+        required=True,
+        format_func=lambda sample: "sample" if sample else "greedy",
+        help="greedy: always the most likely token. sample: draw from the probabilities (after the temperature and the cut).",
+    )
+    if settings.sample:
+        row = st.container(horizontal=True, vertical_alignment="bottom", gap="medium")
+        options = temperature_options(settings.sampling_temperature)
+        row.select_slider("Temperature T", options, key=key("sampling_temperature"), format_func=lambda t: f"{t:g}")
+        row.number_input("Top-k (0 = no cut)", 0, 1000, key=key("sample_top_k"), help="Draw only from the k most likely tokens.")
+        row.slider("Top-p", 0.01, 1.0, step=0.01, key=key("sample_top_p"), help="Then only from the fewest tokens whose probabilities add up to p.")
+        row.number_input("Seed", 0, 2**31 - 1, key=key("seed"), help="The same seed draws the same tokens: a link writes the same text.")
+
+
+def _move(to: int) -> None:
+    st.session_state[key("step")] = to
+
+
+def shown_step(context: PageContext, run: Generation) -> int:
+    """The step the settings ask for, moved back inside the run (a link's step beyond it, a run that
+    stopped early) with a notice; then the slider over the steps and the buttons beside it."""
+    settings, last = context.settings, len(run.steps) - 1
+    step = settings.step
+    if step > last:
+        st.info(f"Step {step + 1} is beyond this run ({last + 1} steps); showing the last.", icon="ℹ️")
+        step = last
+        moved = replace(settings, step=step)
+        st.session_state[SETTINGS] = moved
+        st.session_state[key("step")] = step
+        st.query_params.from_dict(to_query(moved))
+    if last == 0:
+        return step
+    row = st.container(horizontal=True, vertical_alignment="bottom", gap="small")
+    row.button("", icon=":material/chevron_left:", key="generate_previous", on_click=_move, args=(step - 1,), disabled=step == 0, help="The step before")
+    labels = [f"{i + 1} · {plain_token(run.tokens[run.steps[i].position + 1])}" for i in range(len(run.steps))]
+    row.select_slider("Step (←/→ when the slider is focused)", range(len(run.steps)), key=key("step"), format_func=labels.__getitem__)
+    row.button("", icon=":material/chevron_right:", key="generate_next", on_click=_move, args=(step + 1,), disabled=step == last, help="The step after")
+    return step
+
+
+def layer_control(context: PageContext) -> int:
+    if context.model.n_layers > 1:
+        st.select_slider("Layer of the query row and the cached keys", range(context.model.n_layers), key=key("layer"))
+    return context.settings.layer
+
+
+def step_content(context: PageContext, run: Generation, step: int, layer: int) -> PageContent:
+    """`generate_page` of the step, built once per run, step and layer."""
+    if context.settings.model == SESSION_MODEL:
+        return generate_page(run, step, layer)
+    return _steps.get((run_key(context), step, layer), lambda: generate_page(run, step, layer))
+
+
+def run_download(content: PageContent) -> None:
+    """The whole run as a tidy CSV: a row per step and candidate."""
+    st.download_button(
+        "Download the run (CSV)",
+        lambda: content.tables["run"].to_csv(index=False),
+        "generate-run.csv",
+        "text/csv",
+        key="generate_run_csv",
+        on_click="ignore",
+        icon=":material/download:",
+    )
+
+
+def attention_text(run: Generation) -> str:
+    """The prompt and what the run wrote, as one sentence for the Attention page (a line break would start another)."""
+    return " ".join((run.prompt + run.text).splitlines())
+
+
+def open_on_attention(context: PageContext, run: Generation) -> None:
+    """A button: the Attention page with the prompt and the written text as its sentence."""
+    if st.button(
+        "Open the generated text on the Attention page",
+        icon=":material/grid_on:",
+        key="generate_open_attention",
+        help="The prompt and the tokens written as the Attention page's sentence: every query row of every head at once.",
+    ):
+        apply_settings(replace(context.settings, text=attention_text(run), sentence=0, hidden=(), cell=(), pinned=-1, focus=-1))
+        st.switch_page("pages/3_Attention.py")
