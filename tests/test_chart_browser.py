@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from conftest import chromium, server_pid, settle
-from deploy import plotly_js
+from test_plotly_js import TRACES
 from ui import assets
 
 pytestmark = pytest.mark.browser
@@ -67,10 +67,10 @@ def test_the_charts_draw_with_the_cartesian_bundle_and_never_fetch_streamlits_ch
         page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
         page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
         settle(page)
-        assert [(url.split("/app/static/")[-1], status) for url, status, _ in answers] == [(f"plotly-cartesian-{plotly_js.version()}.min.js", 200)]
+        assert [(url.split("/app/static/")[-1], status) for url, status, _ in answers] == [(f"plotly-cartesian-{assets.plotly_version()}.min.js", 200)]
         assert "javascript" in answers[0][2]
-        assert page.evaluate("() => Plotly.version") == plotly_js.version()
-        assert set(plotly_js.TRACES) <= set(page.evaluate("() => Object.keys(Plotly.PlotSchema.get().traces)"))
+        assert page.evaluate("() => Plotly.version") == assets.plotly_version()
+        assert set(TRACES) <= set(page.evaluate("() => Object.keys(Plotly.PlotSchema.get().traces)"))
         assert charts_drawn(page) >= 7
 
 
