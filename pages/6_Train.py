@@ -15,7 +15,7 @@ st.markdown(
     "The toy model shipped with this app was trained for a minute on sentences the app writes itself: "
     "*bank* by a river and at a counter, *bat* in a cave and in a game, *fair*, *light*. Train one "
     "yourself, on those sentences or on your own text: choose its size, watch the loss (how surprised it "
-    "is by the next word) fall, then look at it on every other page. It stays yours for this session. "
+    "is by the next word) fall, then look at it on every other page. It stays yours while this browser tab is open. "
     f"The server trains one model at a time, each for at most {cpu_budget_s():.0f} s of one core; "
     "if someone else is training, you wait in line and see your place."
 )

@@ -80,7 +80,7 @@ def test_sticky_sessions_both_processes_serve_and_failover_restores_the_view():
             with page.expect_websocket(timeout=120_000):  # the tab's new websocket: it has reconnected
                 cluster.stop_backend(victim)
             assert survivor in ports_of(cluster, cookie, since), "the tab did not reconnect through nginx"
-            # The other process knows nothing of this session. Streamlit's frontend keeps the page it has
+            # The other process knows nothing of this browser session. Streamlit's frontend keeps the page it has
             # (the charts are updated in place, so nothing is drawn anew on reconnecting); a reload, as a
             # user would do, starts a session there, which draws the view from the link.
             since = len(cluster.access_log())

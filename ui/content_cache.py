@@ -4,7 +4,7 @@ A toggle flipped back, or a class where everyone starts from the same link, asks
 built: plotly's figure objects cost more server time than the model at small inputs (python -m bench.profile).
 The key is the frozen `Settings` (the model, the sentences and every control; for a part of a page, the
 settings with only the heads that part reads), which with a built-in or Hub model determines the trace; a
-model trained in this session is never shared.
+model trained in this browser session is never shared.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ _cached: SharedCache[PageContent] = SharedCache(max_entries=512, ttl=1800)
 
 def page_content(builder: Callable[..., PageContent], settings: Settings, trace, model=None, **shared) -> PageContent:
     """`builder(settings, trace)` (or with `model=`, which `settings.model` names), cached per builder and
-    settings (not for a model trained in this session). `shared`: more arguments for the builder that the
+    settings (not for a model trained in this browser session). `shared`: more arguments for the builder that the
     settings and the trace determine (not part of the key)."""
     if settings.model == SESSION_MODEL:
         return built(builder, settings, trace, model, **shared)

@@ -44,7 +44,7 @@ def generation(context: PageContext) -> Generation | None:
     """The run the settings ask for; None, with the reason shown, when the model cannot write (a
     bidirectional model) or the prompt gives nothing to continue."""
     try:
-        if context.settings.model == SESSION_MODEL:  # trained in this session: not shared, and fast
+        if context.settings.model == SESSION_MODEL:  # trained in this browser session: not shared, and fast
             return context.model.generate(*run_arguments(context.settings))
         with st.spinner("Writing, one token at a time…"):
             return cached_generation(*run_key(context))

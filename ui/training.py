@@ -115,7 +115,7 @@ def own_text_box() -> OwnText | None:
 
 
 def train_here(n_layers: int, n_heads: int, d_model: int, pe_base: int, causal: bool, steps: int, seed: int, own: OwnText | None = None) -> bool:
-    """Train with a live progress bar and loss curve; keep the model for this session (never shared).
+    """Train with a live progress bar and loss curve; keep the model for this browser session (never shared).
 
     `own`: train on these sentences (their new words added to the vocabulary) instead of the app's.
     Waits in the server's line (`TrainingQueue`) while another session trains, and stops when the training
@@ -172,7 +172,7 @@ def train_here(n_layers: int, n_heads: int, d_model: int, pe_base: int, causal: 
 
 
 def trained_here() -> tuple[ToyModel, list[float], str, str] | None:
-    """The model trained in this session, its losses, what it was trained on and a note (where it stopped
+    """The model trained in this browser session, its losses, what it was trained on and a note (where it stopped
     early), or None."""
     if "session_losses" not in st.session_state:
         return None

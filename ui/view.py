@@ -119,7 +119,7 @@ def get_trace(settings: Settings, model: TracedModel) -> Trace:
     display = settings.display
     ablate = tuple((layer, head) for layer, head in display.ablate if layer < model.n_layers and head < model.n_heads)
     display = replace(display, ablate=ablate)
-    if settings.model == SESSION_MODEL:  # trained in this session: not shared, and fast to run
+    if settings.model == SESSION_MODEL:  # trained in this browser session: not shared, and fast to run
         return run_model(model, tuple(settings.sentences), display)
     return cached_run(settings.model, _tokenizer_key(settings), tuple(settings.sentences), display)
 
@@ -162,7 +162,7 @@ def _load(settings: Settings, notices: list[str]) -> tuple[Settings, TracedModel
     if settings.model == SESSION_MODEL:
         if SESSION_TRAINED in st.session_state:
             return settings, st.session_state[SESSION_TRAINED]
-        notices.append("No model has been trained in this session yet (see the Train page); using the toy model.")
+        notices.append("No model has been trained in this browser session yet (see the Train page); using the toy model.")
         settings = replace(settings, model="toy")
     try:
         if cached_model.cache.has((settings.model, _tokenizer_key(settings))):

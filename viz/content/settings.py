@@ -21,7 +21,7 @@ BUILTIN_MODELS = {
     "toy-random": "Toy transformer, random weights (before training)",
     "toy-bidirectional": "Toy transformer, bidirectional, trained (sees both sides)",
     "toy-bidirectional-random": "Toy transformer, bidirectional, random weights (before training)",
-    SESSION_MODEL: "Toy transformer you trained (this session)",
+    SESSION_MODEL: "Toy transformer you trained (in this browser session)",
     "minilm": "all-MiniLM-L6-v2 (pretrained BERT, bundled, offline)",
     "smollm2": "SmolLM2-135M-Instruct (pretrained Llama-style decoder, bundled, offline)",
     "distilbert-base-uncased": "DistilBERT base uncased (Hugging Face Hub)",
