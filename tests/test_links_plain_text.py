@@ -36,3 +36,21 @@ def test_no_link_markup_or_script_from_any_link_parameter_on_any_page(server):
                 assert "evil-example" in notices.replace("\u2060", ""), notices[:300]
             assert page.locator("[data-testid=stException]").count() == 0, label
         assert dialogs == []
+
+
+def test_no_request_leaves_the_machine_on_any_page(server):
+    """Used offline, the app asks no other host for anything (no icon font, no CDN, no analytics)."""
+    from urllib.parse import urlparse
+
+    own = urlparse(server).netloc
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        asked = []
+        page.on("request", lambda request: asked.append(request.url))
+        for path, label, _ in PAGES:
+            slug = "" if path == "home.py" else path.split("_", 1)[1].removesuffix(".py")
+            page.goto(f"{server}/{slug}")
+            page.locator("h1").first.wait_for(timeout=120_000)
+            settle(page, timeout=180_000)
+        elsewhere = sorted({url for url in asked if urlparse(url).scheme in ("http", "https", "ws", "wss") and urlparse(url).netloc != own})
+        assert len(asked) > 20 and elsewhere == [], elsewhere[:5]
