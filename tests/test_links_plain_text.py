@@ -47,7 +47,7 @@ def test_no_request_leaves_the_machine_on_any_page(server):
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         asked = []
         page.on("request", lambda request: asked.append(request.url))
-        for path, label, _ in PAGES:
+        for path, *_ in PAGES:
             slug = "" if path == "home.py" else path.split("_", 1)[1].removesuffix(".py")
             page.goto(f"{server}/{slug}")
             page.locator("h1").first.wait_for(timeout=120_000)
