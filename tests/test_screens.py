@@ -1,0 +1,36 @@
+"""Any screen: on a phone (390 × 844) and a tablet (768 × 1024) the sidebar starts collapsed, nothing is
+hidden behind it, and no page scrolls sideways (a wide figure may scroll inside itself)."""
+
+import pytest
+
+from conftest import chromium, settle
+from ui import PAGES
+
+pytestmark = pytest.mark.browser
+SCREENS = {"phone": (390, 844), "tablet": (768, 1024)}
+LAYOUT = """() => {
+  const side = document.querySelector('[data-testid=stSidebar]');
+  const box = side ? side.getBoundingClientRect() : null;
+  const main = document.querySelector('[data-testid=stMain]').getBoundingClientRect();
+  return {
+    scroll: document.documentElement.scrollWidth, width: window.innerWidth,
+    sidebar: box ? Math.max(0, Math.min(box.right, window.innerWidth) - Math.max(box.left, 0)) : 0,
+    mainLeft: main.left, title: document.querySelector('h1').getBoundingClientRect().left,
+  };
+}"""
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, screen):
+    width, height = SCREENS[screen]
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": width, "height": height})
+        for path, label, _ in PAGES:
+            slug = "" if path == "home.py" else path.split("_", 1)[1].removesuffix(".py")
+            page.goto(f"{server}/{slug}")
+            page.locator("h1").first.wait_for(timeout=120_000)
+            settle(page, timeout=180_000)
+            seen = page.evaluate(LAYOUT)
+            assert seen["sidebar"] <= 1, (screen, label, seen)  # collapsed: no strip of it over the page
+            assert seen["scroll"] <= seen["width"] + 1, (screen, label, seen)  # no sideways scroll
+            assert 0 <= seen["title"] < width / 4, (screen, label, seen)  # the page starts at the left edge
