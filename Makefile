@@ -23,6 +23,8 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
 		else sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null; fi; }
+	@# axe-core, the accessibility rules the browser tests run on every page (npm registry; not committed)
+	@[ -s .cache/axe/node_modules/axe-core/axe.min.js ] || npm install --silent --no-audit --no-fund --prefix .cache/axe axe-core@4.14.1 >/dev/null
 
 nginx:
 	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { \
