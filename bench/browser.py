@@ -423,10 +423,14 @@ def _toggle_actions(page) -> dict:
     }
 
 
+BUSY: dict[int, object] = {}  # id(page) → its DevTools session, which reads the browser's own busy time
+
+
 @contextmanager
-def monitored_page(**context_options):
-    """A page of Debian's chromium at VIEWPORT with the chart monitor (MONITOR_JS) in it; the browser is
-    closed after the block."""
+def monitored_page(throttle: float = 1.0, **context_options):
+    """A page of Debian's chromium at VIEWPORT with the chart monitor (MONITOR_JS) in it, its CPU slowed
+    `throttle` times (CDP `Emulation.setCPUThrottlingRate`: Lighthouse's stand-in for a low-end device);
+    the browser is closed after the block."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -434,9 +438,21 @@ def monitored_page(**context_options):
         try:
             context = browser.new_context(viewport=VIEWPORT, **context_options)
             context.add_init_script(MONITOR_JS)
-            yield context.new_page()
+            page = context.new_page()
+            session = context.new_cdp_session(page)
+            session.send("Performance.enable")
+            if throttle != 1.0:
+                session.send("Emulation.setCPUThrottlingRate", {"rate": throttle})
+            BUSY[id(page)] = session
+            yield page
         finally:
             browser.close()
+
+
+def browser_busy(page) -> tuple[float, float]:
+    """(seconds the page's main thread has been busy, its JS heap in MB), from CDP's Performance metrics."""
+    metrics = {m["name"]: m["value"] for m in BUSY[id(page)].send("Performance.getMetrics")["metrics"]}
+    return metrics.get("TaskDuration", 0.0), metrics.get("JSHeapUsedSize", 0.0) / 2**20
 
 
 def measure_toggles(page, server: Server, url: str, repeats: int, log, names: tuple[str, ...] = TOGGLES) -> dict:
@@ -449,13 +465,14 @@ def measure_toggles(page, server: Server, url: str, repeats: int, log, names: tu
     for name, (do, undo) in _toggle_actions(page).items():
         if name not in names:
             continue
-        changed, settled, missed, cpus = [], [], 0, []
+        changed, settled, missed, cpus, busy = [], [], 0, [], []
         for _ in range(repeats):
             for act in (do, undo):
-                cpu0 = server.cpu()
+                cpu0, busy0 = server.cpu(), browser_busy(page)[0]
                 t0 = act()
                 c, s = _wait_settled(page, t0)
                 cpus.append(server.cpu() - cpu0)
+                busy.append(browser_busy(page)[0] - busy0)
                 if c is None:
                     missed += 1
                 else:
@@ -463,10 +480,14 @@ def measure_toggles(page, server: Server, url: str, repeats: int, log, names: tu
                 settled.append(s)
         # the first toggle goes to a view nobody has seen (its figures are built); the others were seen before
         cpu, new_view, seen = sum(cpus) / len(cpus), cpus[0], statistics.median(cpus[1:]) if len(cpus) > 1 else None
-        out[name] = dict(changed=summary(changed), settled=summary(settled), cpu_s=cpu, cpu_new_view_s=new_view, cpu_seen_s=seen, no_change=missed)
+        browser_s, heap = statistics.median(busy), browser_busy(page)[1]
+        out[name] = dict(
+            changed=summary(changed), settled=summary(settled), cpu_s=cpu, cpu_new_view_s=new_view, cpu_seen_s=seen, no_change=missed,
+            browser_busy_s=browser_s, js_heap_mb=heap,
+        )  # fmt: skip
         log(
             f"  {name}: changed {_fmt(out[name]['changed'])}, settled {_fmt(out[name]['settled'])}, server CPU {cpu:.3f} s "
-            f"(a new view {new_view:.3f} s, a view seen before {_seconds(seen)})"
+            f"(a new view {new_view:.3f} s, a view seen before {_seconds(seen)}), browser main thread {browser_s:.3f} s, JS heap {heap:.0f} MB"
         )
     out["errors"] = page.locator(ERRORS).count()
     return out
@@ -657,6 +678,7 @@ class BrowserOptions:
     class_flips: int = 5
     class_front: str = "nginx"
     class_spacing_s: float = 1.0  # between two students joining; 15 s lets each finish first (no tabs competing)
+    throttle: float = 1.0  # the browser's CPU slowed this many times (CDP; 4 stands for a student's low-end laptop)
     log: object = field(default=sys.stderr, repr=False)
 
 
@@ -678,11 +700,11 @@ def run_browser(options: BrowserOptions) -> dict:
             print(f"[bench --browser] {message}", file=options.log, flush=True)
 
     models, notes = available_models(options.models)
-    results: dict = dict(load_average_start=load_average(), notes=notes, targets=TARGETS)
+    results: dict = dict(load_average_start=load_average(), notes=notes, targets=TARGETS, throttle=options.throttle)
     if {"toggles", "pages", "png"} & set(options.parts):
         server = Server()
         try:
-            with monitored_page(accept_downloads=True) as page, tempfile.TemporaryDirectory() as folder:
+            with monitored_page(options.throttle, accept_downloads=True) as page, tempfile.TemporaryDirectory() as folder:
                 # a first page before the toggles measured
                 page.goto(attention_url(server.url, "toy", texts_of_tokens("toy", (16,))[16]))
                 page.wait_for_selector(CHART, timeout=180_000)
