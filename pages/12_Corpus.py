@@ -6,6 +6,7 @@ from viz.content.corpus import PAGE_SIZE, corpus_page, head_name
 
 
 def body(context):
+    other = compared(context)
     corpus_controls(context)
     with guarded():
         chosen = corpus(context.settings)
@@ -17,7 +18,6 @@ def body(context):
             return
         settings = context.settings
         layer, head = settings.layer, settings.heads[0]
-        other = compared(settings, result)
         examples_page = shown_page(settings, max(1, -(-len(result.top_examples(layer, head)) // PAGE_SIZE)))
         content = corpus_page(result, layer, head, other, examples_page, statistic=settings.corpus_statistic)
         for notice in notices:

@@ -122,15 +122,17 @@ def summary(context: PageContext, sentences: list[str], digest: str) -> CorpusSu
             bar.empty()
 
 
-def compared(settings: Settings, summary: CorpusSummary) -> tuple[int, int] | None:
-    """The second head, or None; one the model does not have is dropped, with a notice."""
+def compared(context: PageContext) -> tuple[int, int] | None:
+    """The second head, or None; one the model does not have is dropped, with a notice (before the
+    controls are drawn)."""
+    settings, model = context.settings, context.model
     if not settings.compare:
         return None
     layer, head = map(int, settings.compare.split("."))
-    if layer < summary.n_layers and head < summary.n_heads:
+    if layer < model.n_layers and head < model.n_heads:
         return layer, head
     st.info(f"This model has no {head_name(layer, head)}; no head is compared.", icon="ℹ️")
-    _move(settings, compare="")
+    _move(compare="")
     return None
 
 
@@ -139,13 +141,13 @@ def shown_page(settings: Settings, pages: int) -> int:
     if settings.examples_page < pages:
         return settings.examples_page
     st.info(f"There are {pages} page(s) of examples; showing the last.", icon="ℹ️")
-    _move(settings, examples_page=pages - 1)
+    _move(examples_page=pages - 1)
     return pages - 1
 
 
-def _move(settings: Settings, **changes) -> None:
-    """Change the view (and its link) from within the page."""
-    moved = replace(settings, **changes)
+def _move(**changes) -> None:
+    """Change the view (and its link) from within the page, before the changed values' widgets are drawn."""
+    moved = replace(st.session_state[SETTINGS], **changes)
     st.session_state[SETTINGS] = moved
     for name, value in changes.items():
         st.session_state[key(name)] = value
