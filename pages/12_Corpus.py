@@ -25,13 +25,19 @@ def body(context):
         if not settings.display.is_models_own:
             st.caption("The corpus is read by the model as trained: the sidebar's mask, scaling, temperature and knocked-out heads do not apply here.")
         show_notices(content, "corpus-notice")
-        st.markdown(f"### The strongest weights of {head_name(layer, head)}")
+        st.markdown(
+            f"### The strongest weights of {head_name(layer, head)}\n\nEach bar is one weight, strongest first, in its sentence: "
+            "the query in [brackets] gives it to the coloured key."
+        )
         page_buttons(examples_page, content.values["examples_pages"], content.values["examples"])
         show(content, "top-examples")
         show_notices(content, "examples-")
         with st.expander("The examples as a table"):
             show_table(content, "top-examples")
-        st.markdown("### Where its weight goes, sentence after sentence")
+        st.markdown(
+            "### Where its weight goes, sentence after sentence\n\nIts mean weight by offset and by kind of key, with the spread "
+            "over the sentences, and how often it gets each badge."
+        )
         show(content, "by-offset")
         show_notices(content, "offset-")
         show(content, "shares")
@@ -43,14 +49,14 @@ def body(context):
             show_table(content, "head-statistics")
             show_table(content, "badge-rules")
         if other is not None:
-            st.markdown(f"### {head_name(layer, head).capitalize()} beside {head_name(*other)}")
+            st.markdown(f"### {head_name(layer, head).capitalize()} beside {head_name(*other)}\n\nThe same measures for the two heads, side by side.")
             show_notices(content, "compare-")
             show(content, "compare-offset")
             show(content, "compare-shares")
             show(content, "compare-badges")
             with st.expander("The two heads' numbers as a table"):
                 show_table(content, "compare")
-        st.markdown("### Every head at once")
+        st.markdown("### Every head at once\n\nEach square is one head over the same sentences: its most common badge, then the chosen number.")
         show(content, "grid-badges")
         show_notices(content, "grid-")
         show(content, f"grid-{settings.corpus_statistic}")
