@@ -11,6 +11,7 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 
 from model.attention import MaskSpec
+from model.corpus_heads import STATISTICS as CORPUS_STATISTIC_NAMES
 from model.tokenizers import TOY_TOKENIZERS as TOKENIZER_CLASSES
 from model.tokenizers import is_visible_text
 
@@ -49,6 +50,8 @@ PE_BASES = (10, 100, 1000, 10000)
 PE_LIMIT = 512
 MAX_NEW_TOKENS = 64  # generate page
 MAX_PROMPT_CHARS = 1_000  # generate page: a prompt longer than a paragraph makes every step slow
+CORPUS_SOURCES = ("classroom", "held-out", "own text")  # corpus page (viz.content.corpus.SOURCES)
+CORPUS_STATISTICS = CORPUS_STATISTIC_NAMES  # corpus page: the every-head grid's numbers
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,10 @@ class Settings:
     sample_top_p: float = 1.0  # generate page: then from the fewest whose probabilities reach p (1 = no cut)
     seed: int = 0  # generate page: fixes the draws, so a link writes the same text
     step: int = 0  # generate page: the step shown (0 = the first new token)
+    corpus: str = "classroom"  # corpus page: the sentences read (one of CORPUS_SOURCES; "own text" lives in the session only)
+    compare: str = ""  # corpus page: a second head beside the sidebar's, as "layer.head" ("" = none)
+    examples_page: int = 0  # corpus page: the page of strongest examples shown (0 = the strongest 20)
+    corpus_statistic: str = "previous"  # corpus page: the number drawn for every head at once (one of STATISTICS)
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
@@ -221,6 +228,10 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "sample_top_p": "gen_topp",
     "seed": "seed",
     "step": "step",
+    "corpus": "corpus",
+    "compare": "cmp",
+    "examples_page": "cpage",
+    "corpus_statistic": "cstat",
 }
 
 
@@ -283,6 +294,16 @@ def _spread_old_hidden(hidden: tuple, text: str) -> tuple[tuple[tuple[int, int],
     return tuple(sorted(pairs)), notice
 
 
+def _head_pair(value: str) -> str:
+    """ "1.3" (layer 1, head 3) or "" (no head); anything else is a ValueError."""
+    if value.strip() == "":
+        return ""
+    layer, head = value.split(".")
+    if int(layer) < 0 or int(head) < 0:
+        raise ValueError(value)
+    return f"{int(layer)}.{int(head)}"
+
+
 def _bool(value: str) -> bool:
     if value.lower() in ("1", "true", "yes", "on"):
         return True
@@ -337,9 +358,21 @@ PARSERS = {
     "sample_top_p": float,
     "seed": int,
     "step": int,
+    "corpus": str,
+    "compare": _head_pair,
+    "examples_page": int,
+    "corpus_statistic": str,
 }
 PATTERN_COLOURS = ("fixed", "own")
-CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES, "pattern_colour": PATTERN_COLOURS}
+CHOICES = {
+    "tokenizer": tuple(TOY_TOKENIZERS),
+    "mask": MASKS,
+    "theme": THEMES,
+    "pe_base": PE_BASES,
+    "pattern_colour": PATTERN_COLOURS,
+    "corpus": CORPUS_SOURCES,
+    "corpus_statistic": CORPUS_STATISTICS,
+}
 RANGES = {
     "pe_positions": (2, PE_LIMIT),
     "pe_d_model": (2, PE_LIMIT),
@@ -355,6 +388,7 @@ RANGES = {
     "sample_top_p": (0.01, 1.0),  # a NaN or an infinity fails this test too
     "seed": (0, 2**31 - 1),
     "step": (0, MAX_NEW_TOKENS - 1),
+    "examples_page": (0, 10**6),
 }
 
 
