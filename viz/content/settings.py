@@ -49,6 +49,7 @@ PE_BASES = (10, 100, 1000, 10000)
 PE_LIMIT = 512
 MAX_NEW_TOKENS = 64  # generate page
 MAX_PROMPT_CHARS = 1_000  # generate page: a prompt longer than a paragraph makes every step slow
+WHY_GROUPS = ("kind", "layer", "head")  # why page: how finely the earlier layers' outputs are split (model.score_parts.GROUPS)
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,9 @@ class Settings:
     sample_top_p: float = 1.0  # generate page: then from the fewest whose probabilities reach p (1 = no cut)
     seed: int = 0  # generate page: fixes the draws, so a link writes the same text
     step: int = 0  # generate page: the step shown (0 = the first new token)
+    why_query: int = -1  # why page: the query of the pair whose score is split (-1 = the sentence's last token)
+    why_key: int = -1  # why page: its key (-1 = the key that query gives the most weight)
+    why_group: str = "kind"  # why page: earlier layers as attention and MLP ("kind"), per layer, or per head
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
@@ -221,6 +225,9 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "sample_top_p": "gen_topp",
     "seed": "seed",
     "step": "step",
+    "why_query": "why_q",
+    "why_key": "why_k",
+    "why_group": "why_group",
 }
 
 
@@ -337,9 +344,12 @@ PARSERS = {
     "sample_top_p": float,
     "seed": int,
     "step": int,
+    "why_query": int,
+    "why_key": int,
+    "why_group": str,
 }
 PATTERN_COLOURS = ("fixed", "own")
-CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES, "pattern_colour": PATTERN_COLOURS}
+CHOICES = {"tokenizer": tuple(TOY_TOKENIZERS), "mask": MASKS, "theme": THEMES, "pe_base": PE_BASES, "pattern_colour": PATTERN_COLOURS, "why_group": WHY_GROUPS}
 RANGES = {
     "pe_positions": (2, PE_LIMIT),
     "pe_d_model": (2, PE_LIMIT),
@@ -355,6 +365,8 @@ RANGES = {
     "sample_top_p": (0.01, 1.0),  # a NaN or an infinity fails this test too
     "seed": (0, 2**31 - 1),
     "step": (0, MAX_NEW_TOKENS - 1),
+    "why_query": (-1, 10**6),
+    "why_key": (-1, 10**6),
 }
 
 
