@@ -88,6 +88,14 @@ def test_bad_link_values_fall_back_with_a_notice():
     assert at.select_slider(key="why_query_slider").value == len(at.select_slider(key="why_query_slider").options) - 1
 
 
+def test_with_every_key_hidden_the_shares_are_not_drawn_and_the_page_says_why():
+    at = open_page({"text": TEXT, "hide": ",".join(str(p) for p in range(30))})
+    assert any("every head has no lift" in c.value for c in at.caption)
+    assert not [spec for spec in charts(at) if "share of each head" in spec["layout"]["title"]["text"]]
+    parts, total = bar_of_pair(at)  # the raw scores are still there: the mask comes after them
+    np.testing.assert_allclose(sum(parts.values()), total, rtol=1e-4, atol=1e-5)
+
+
 def test_a_post_norm_model_after_its_first_layer_says_why_and_draws_nothing():
     at = open_page({"model": "minilm", "layer": "2"})
     assert any("post-norm" in w.value.replace("\\", "") and "first layer only" in w.value for w in at.warning)
