@@ -8,11 +8,13 @@ def body(context):
     with guarded():
         settings = pair_in_sentence(context)
         content = why_content(settings, context)
+        show_notices(content, "post-norm")
         pair_controls(settings, context, content)
-        show_notices(content)
         if "score-parts" in content.figures:
             st.markdown("### One pair\n\nThe bars are the parts of the chosen query's score for the chosen key; they add up to q·k, the last bar.")
             show(content, "score-parts")
+        show_notices(content, "held-norm")
+        show_notices(content, "position-at-pair")
         if "part-maps" in content.figures:
             st.markdown("### Every pair\n\nEach map is one part for every query (row) and key (column); the maps add up to the last one, the raw score.")
             show(content, "part-maps")
@@ -20,13 +22,16 @@ def body(context):
             st.markdown("### Rotary pairs\n\nThe same score split by how fast each pair of dimensions turns with position; the two maps add up to the third.")
             show(content, "pair-maps")
             show(content, "pair-parts")
+            show_notices(content, "pairs-at-pair")
             st.markdown("The score the same query and key would have at other distances, from every pair and from each group of pairs.")
             show(content, "score-by-distance")
         if "head-shares" in content.figures:
             st.markdown("### Every head of this layer\n\nThe share of each head's lift that position makes, with its badge.")
             show_head_shares(content)
+            show_notices(content, "share-measure")
         if "parts" in content.tables:
             with st.expander("The parts as a table"):
+                show_notices(content, "parts-one-row")
                 show_table(content, "parts")
 
 
