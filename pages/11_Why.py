@@ -1,7 +1,7 @@
 import streamlit as st
 
 from ui import ATTENTION, FIGURES, SENTENCE, guarded, page, show, show_notices, show_table
-from ui.why import pair_controls, pair_in_sentence, show_head_shares, why_content
+from ui.why import masked_pair_caption, pair_controls, pair_in_sentence, show_head_shares, why_content
 
 
 def body(context):
@@ -13,6 +13,7 @@ def body(context):
         if "score-parts" in content.figures:
             st.markdown("### One pair\n\nThe bars are the parts of the chosen query's score for the chosen key; they add up to q·k, the last bar.")
             show(content, "score-parts")
+        masked_pair_caption(settings, context, content)
         show_notices(content, "held-norm")
         show_notices(content, "position-at-pair")
         if "part-maps" in content.figures:

@@ -71,6 +71,12 @@ def test_moving_the_sliders_changes_the_pair_the_bar_and_the_link():
     sources = {source for name in parts if not name.startswith("the other") for source in name.split("·")}
     assert "MLP" in sources and sources <= {"token", "position", "attention", "MLP", "bias"}  # earlier layers as attention and MLP (the default)
 
+    assert not any("The mask hides key" in c.value for c in at.caption)
+    at.select_slider(key="why_key_slider").set_value(8).run()  # a key after the query: the causal mask hides it
+    assert any("The mask hides key 8 from query 6" in c.value for c in at.caption)
+    np.testing.assert_allclose(bar_of_pair(at)[1], raw_score("toy", TEXT, 1, 0, 6, 8), rtol=1e-4, atol=1e-5)
+    at.select_slider(key="why_key_slider").set_value(2).run()
+
     at.segmented_control(key="w_why_group").set_value("head").run()
     assert at.query_params["why_group"] == "head"
     parts, total = bar_of_pair(at)

@@ -93,3 +93,15 @@ def show_head_shares(content: PageContent) -> None:
         return
     heads = "every head" if len(without) == len(shares) else "head " + ", ".join(map(str, without))
     st.caption(f"On this sentence {heads} has no lift (each query sees one key or none, or its scores are level): no share is drawn.")
+
+
+def masked_pair_caption(settings: Settings, context: PageContext, content: PageContent) -> None:
+    """A caption when the mask hides the chosen key from the chosen query: its score exists, the softmax never sees it."""
+    if "query" not in content.values:
+        return
+    query, key_position = content.values["query"], content.values["key"]
+    if not bool(context.trace.attend()[settings.sentence, 0, query, key_position]):
+        st.caption(
+            f"The mask hides key {key_position} from query {query}: its score is computed and split like any other, "
+            "but the softmax never sees it, so it gets no weight."
+        )
