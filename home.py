@@ -21,6 +21,7 @@ WHAT = {
     "pages/8_Scaling_lab.py": "why divide by √d_k: random q and k of any size, the spread of q·k, one softmax row with and without the division.",
     "pages/9_Heads.py": "what every head does on your sentence: badges, rollout, what is really sent, knocking heads out, two sentences compared.",
     "pages/10_Generate.py": "the model writes, one token at a time: each pick, the new token's attention, the cache of keys and values growing.",
+    "pages/11_Why.py": "why a head looks where it does: each score split into token, position and earlier layers, summing exactly to q·k.",
     "pages/12_Corpus.py": "one head over hundreds of sentences or your own text: its strongest weights, how often each badge holds; every head at once.",
 }
 for path, label, icon in PAGES[1:]:

@@ -38,6 +38,7 @@ PAGES = (
     ("pages/8_Scaling_lab.py", "Scaling lab", ":material/science:"),
     ("pages/9_Heads.py", "Heads", ":material/hub:"),
     ("pages/10_Generate.py", "Generate", ":material/edit_note:"),
+    ("pages/11_Why.py", "Why this head looks there", ":material/psychology_alt:"),
     ("pages/12_Corpus.py", "Heads across a corpus", ":material/library_books:"),
 )
 

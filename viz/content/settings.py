@@ -52,6 +52,7 @@ MAX_NEW_TOKENS = 64  # generate page
 MAX_PROMPT_CHARS = 1_000  # generate page: a prompt longer than a paragraph makes every step slow
 CORPUS_SOURCES = ("classroom", "held-out", "own text")  # corpus page (viz.content.corpus.SOURCES)
 CORPUS_STATISTICS = CORPUS_STATISTIC_NAMES  # corpus page: the every-head grid's numbers
+WHY_GROUPS = ("kind", "layer", "head")  # why page: how finely the earlier layers' outputs are split (model.score_parts.GROUPS)
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,9 @@ class Settings:
     compare: str = ""  # corpus page: a second head beside the sidebar's, as "layer.head" ("" = none)
     examples_page: int = 0  # corpus page: the page of strongest examples shown (0 = the strongest 20)
     corpus_statistic: str = "previous"  # corpus page: the number drawn for every head at once (one of STATISTICS)
+    why_query: int = -1  # why page: the query of the pair whose score is split (-1 = the sentence's last token)
+    why_key: int = -1  # why page: its key (-1 = the key that query gives the most weight)
+    why_group: str = "kind"  # why page: earlier layers as attention and MLP ("kind"), per layer, or per head
 
     def __post_init__(self):
         object.__setattr__(self, "heads", tuple(self.heads))
@@ -232,6 +236,9 @@ URL_KEYS = {  # field → key in the query string (unchanged since the first ver
     "compare": "cmp",
     "examples_page": "cpage",
     "corpus_statistic": "cstat",
+    "why_query": "why_q",
+    "why_key": "why_k",
+    "why_group": "why_group",
 }
 
 
@@ -362,6 +369,9 @@ PARSERS = {
     "compare": _head_pair,
     "examples_page": int,
     "corpus_statistic": str,
+    "why_query": int,
+    "why_key": int,
+    "why_group": str,
 }
 PATTERN_COLOURS = ("fixed", "own")
 CHOICES = {
@@ -372,6 +382,7 @@ CHOICES = {
     "pattern_colour": PATTERN_COLOURS,
     "corpus": CORPUS_SOURCES,
     "corpus_statistic": CORPUS_STATISTICS,
+    "why_group": WHY_GROUPS,
 }
 RANGES = {
     "pe_positions": (2, PE_LIMIT),
@@ -389,6 +400,8 @@ RANGES = {
     "seed": (0, 2**31 - 1),
     "step": (0, MAX_NEW_TOKENS - 1),
     "examples_page": (0, 10**6),
+    "why_query": (-1, 10**6),
+    "why_key": (-1, 10**6),
 }
 
 

@@ -1,0 +1,107 @@
+"""The Why page's glue: the pair whose score is split (two sliders bound to the settings `why_query` and
+`why_key`, so the pair is in the link), how earlier layers are grouped, and the page's content, built
+once per view and shared by every session."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import streamlit as st
+
+from ui.content_cache import page_content
+from ui.layout import show
+from ui.view import SETTINGS, PageContext, key
+from viz.content.common import sentence_labels
+from viz.content.page import PageContent
+from viz.content.settings import WHY_GROUPS, Settings, to_query
+from viz.content.why import why_page
+
+GROUP_LABELS = {"kind": "attention and MLP", "layer": "by layer", "head": "by head"}
+GROUP_HELP = (
+    "How the outputs of the earlier layers are split. **attention and MLP**: all attention outputs as one source, "
+    "all MLP outputs as another. **by layer**: each layer's attention and MLP apart. **by head**: each head apart."
+)
+QUERY_SLIDER, KEY_SLIDER = "why_query_slider", "why_key_slider"
+
+
+def why_view(settings: Settings, trace, model=None) -> PageContent:
+    """`why_page` of the view: the pair and the grouping from the settings (-1: the page's default pair)."""
+    pair = None
+    if settings.why_query >= 0 or settings.why_key >= 0:
+        query = settings.why_query if settings.why_query >= 0 else len(trace.tokens[settings.sentence]) - 1
+        if settings.why_key >= 0:
+            pair = (query, settings.why_key)
+        else:
+            head = settings.heads[0] if settings.heads else 0
+            pair = (query, int(trace.pattern(settings.layer, settings.sentence)[head, query].argmax()))
+    return why_page(settings, trace, model, pair=pair, group=settings.why_group)
+
+
+def pair_in_sentence(context: PageContext) -> Settings:
+    """The settings with the pair moved back inside the sentence shown (a link's pair beyond it, a
+    shorter sentence typed), with a notice; the link follows."""
+    settings = context.settings
+    n = len(context.trace.tokens[settings.sentence])
+    if settings.why_query < n and settings.why_key < n:
+        return settings
+    st.info(
+        f"The pair ({settings.why_query}, {settings.why_key}) is beyond this sentence ({n} tokens, from 0); "
+        "showing the last token and the key it gives the most weight.",
+        icon="ℹ️",
+    )
+    moved = replace(settings, why_query=-1, why_key=-1)
+    st.session_state[SETTINGS] = moved
+    st.session_state[key("why_query")], st.session_state[key("why_key")] = -1, -1
+    st.query_params.from_dict(to_query(moved))
+    return moved
+
+
+def why_content(settings: Settings, context: PageContext) -> PageContent:
+    return page_content(why_view, settings, context.trace, model=context.model)
+
+
+def pair_controls(settings: Settings, context: PageContext, content: PageContent) -> None:
+    """The query and key sliders over the sentence's tokens (set to the pair shown), and the grouping of
+    earlier layers beyond the first layer."""
+    trace = context.trace
+    n = len(trace.tokens[settings.sentence])
+    labels = sentence_labels(trace, settings.sentence)[:n]
+    if "query" not in content.values:  # the decomposition refused this layer (its notice says why)
+        return
+    row = st.container(horizontal=True, gap="large", vertical_alignment="bottom")
+    st.session_state[QUERY_SLIDER], st.session_state[KEY_SLIDER] = content.values["query"], content.values["key"]
+
+    def changed():
+        st.session_state[key("why_query")] = st.session_state[QUERY_SLIDER]
+        st.session_state[key("why_key")] = st.session_state[KEY_SLIDER]
+
+    options = dict(options=range(n), format_func=lambda i: f"{i}: {labels[i]}", on_change=changed)
+    row.select_slider("Query token", key=QUERY_SLIDER, **options)
+    row.select_slider("Key token", key=KEY_SLIDER, **options)
+    if settings.layer > 0:
+        row.segmented_control("Earlier layers", WHY_GROUPS, key=key("why_group"), required=True, format_func=GROUP_LABELS.__getitem__, help=GROUP_HELP)
+
+
+def show_head_shares(content: PageContent) -> None:
+    """Every head's position share with its badge; a sentence on which a head has no lift to share out (each
+    query sees one key or none, say every key hidden) gets a caption instead of a bar with a gap."""
+    shares = content.values.get("shares", [])
+    without = [head for head, share in enumerate(shares) if math.isnan(share)]
+    if not without:
+        show(content, "head-shares")
+        return
+    heads = "every head" if len(without) == len(shares) else "head " + ", ".join(map(str, without))
+    st.caption(f"On this sentence {heads} has no lift (each query sees one key or none, or its scores are level): no share is drawn.")
+
+
+def masked_pair_caption(settings: Settings, context: PageContext, content: PageContent) -> None:
+    """A caption when the mask hides the chosen key from the chosen query: its score exists, the softmax never sees it."""
+    if "query" not in content.values:
+        return
+    query, key_position = content.values["query"], content.values["key"]
+    if not bool(context.trace.attend()[settings.sentence, 0, query, key_position]):
+        st.caption(
+            f"The mask hides key {key_position} from query {query}: its score is computed and split like any other, "
+            "but the softmax never sees it, so it gets no weight."
+        )
