@@ -221,7 +221,8 @@ def badge_shares_figure(badges: list[str], series: list[dict], *, title: str) ->
 
 
 def _grid_layout(n_layers: int, n_heads: int, title: str) -> dict:
-    cell = int(max(26, min(64, 900 / max(n_heads, 1), 640 / max(n_layers, 1))))
+    # a cell small enough that the grid and its legend (170 px) fit the page's column of about 950 px
+    cell = int(max(26, min(64, 500 / max(n_heads, 1), 640 / max(n_layers, 1))))
     return dict(
         title=plain.title(title),
         xaxis=dict(title=plain.title("head"), tickmode="array", tickvals=list(range(n_heads)), range=[-0.5, n_heads - 0.5], constrain="domain"),
