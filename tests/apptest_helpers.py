@@ -57,3 +57,22 @@ def chart_titled(at, words):
 def heatmaps(spec):
     """Heatmap traces by name → 2-D float arrays (NaN where a cell is a gap)."""
     return {t.get("name", ""): decode(t["z"]).astype(float) for t in spec["data"] if t["type"] == "heatmap" and not is_decoration(t)}
+
+
+def open_page(page: str, query=None, first_notices=None):
+    """`page` reached from the entry point (home.py) with the link `query`, as a user does; `first_notices`
+    (a list) receives the notices of the first load, where the link is read. No exception, no error box."""
+    from streamlit.testing.v1 import AppTest
+
+    from conftest import ROOT
+
+    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=120)
+    for name, value in (query or {}).items():
+        at.query_params[name] = value
+    at.run()
+    if first_notices is not None:
+        first_notices += [i.value for i in at.info]
+    at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at

@@ -2,10 +2,9 @@
 text changes them, hostile text gets a message, and a bad link falls back with a notice."""
 
 import numpy as np
-from streamlit.testing.v1 import AppTest
 
 from apptest_helpers import chart_titled, charts
-from conftest import ROOT
+from apptest_helpers import open_page as open_at
 from model import load_model
 from model.corpus_heads import classroom_sentences
 from model.heads import corpus_summary
@@ -21,18 +20,7 @@ OWN = (
 
 
 def open_page(query=None, first_notices=None):
-    """The page reached from the entry point with the link `query`; `first_notices` receives the notices
-    of the first load, where the link is read."""
-    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=120)
-    for name, value in (query or {}).items():
-        at.query_params[name] = value
-    at.run()
-    if first_notices is not None:
-        first_notices += [i.value for i in at.info]
-    at.switch_page(PAGE).run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return at
+    return open_at(PAGE, query, first_notices)
 
 
 def examples_shown(at):

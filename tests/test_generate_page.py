@@ -1,27 +1,16 @@
 """The Generate page as a user reaches it: its figures hold `model.generate`'s own numbers, step by step."""
 
 import numpy as np
-from streamlit.testing.v1 import AppTest
 
 from apptest_helpers import chart_titled, charts, heatmaps
-from conftest import ROOT
+from apptest_helpers import open_page as open_at
 
 PAGE = "pages/10_Generate.py"
 PROMPT = "The cat sat on the"
 
 
 def open_page(query=None, first_notices=None):
-    """The page, reached from the entry point with the link `query`; `first_notices` (a list) receives the
-    notices of the first load, where the link is read."""
-    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=120)
-    for name, value in (query or {}).items():
-        at.query_params[name] = value
-    at.run()
-    if first_notices is not None:
-        first_notices += [i.value for i in at.info]
-    at.switch_page(PAGE).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_at(PAGE, query, first_notices)
 
 
 def query_row(at):

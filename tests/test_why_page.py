@@ -1,28 +1,16 @@
 """The Why page as a user reaches it: the bar of one pair holds parts that add up to the model's own raw score."""
 
 import numpy as np
-from streamlit.testing.v1 import AppTest
 
 from apptest_helpers import chart_titled, charts, decode
-from conftest import ROOT
+from apptest_helpers import open_page as open_at
 
 PAGE = "pages/11_Why.py"
 TEXT = "The cat sat on the mat because it was tired."
 
 
 def open_page(query=None, first_notices=None):
-    """The page, reached from the entry point with the link `query`; `first_notices` (a list) receives the
-    notices of the first load, where the link is read."""
-    at = AppTest.from_file(str(ROOT / "home.py"), default_timeout=120)
-    for name, value in (query or {}).items():
-        at.query_params[name] = value
-    at.run()
-    if first_notices is not None:
-        first_notices += [i.value for i in at.info]
-    at.switch_page(PAGE).run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return at
+    return open_at(PAGE, query, first_notices)
 
 
 def bar_of_pair(at):
