@@ -30,14 +30,14 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import quote
+
+from deploy.serve import free_port, healthy
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -72,20 +72,6 @@ def podman(*args: str, check: bool = True, capture: bool = True, timeout: float 
     if check and result.returncode != 0:
         raise RuntimeError(f"podman {' '.join(args[:3])} ... failed ({result.returncode}): {(result.stderr or '')[-2000:]}")
     return (result.stdout or "").strip()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-            return answer.status == 200
-    except OSError:
-        return False
 
 
 def wait_healthy(url: str, container: str, timeout_s: float = 180) -> None:

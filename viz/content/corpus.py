@@ -226,28 +226,34 @@ def _share_series(summary: CorpusSummary, layer: int, head: int) -> dict:
 WHISKERS = "whiskers: the 10th to 90th percentile of the sentences' own values"
 
 
+def _spread_figures(content: PageContent, offset_id: str, shares_id: str, offsets, kinds, titles: tuple[str, str]) -> None:
+    """The mean weight by offset and on kinds of token of one head or more (one series each), with the spread
+    across sentences, and their tables."""
+    content.figure_tables[offset_id] = lambda: tables.spread_table("offset", list(OFFSETS), offsets, "mean_weight")
+    content.figure_tables[shares_id] = lambda: tables.spread_table("key", list(SHARES.values()), kinds, "mean_share")
+    labels = [f"{o:+d}" if o else "0" for o in OFFSETS]
+    content.figures[offset_id] = spread_bars_figure(
+        labels, offsets, title=titles[0], x_title="offset of the key from the query (−1 = the previous token)", y_title="mean weight"
+    )
+    content.figures[shares_id] = spread_bars_figure(list(SHARES.values()), kinds, title=titles[1], x_title="key", y_title="mean share of a row's weight")
+
+
 def head_section(summary: CorpusSummary, layer: int, head: int) -> PageContent:
     """Figures `by-offset`, `shares`, `badge-shares` of one head; table `head-statistics`; values
     `by_offset`, `badge_share`, `top_badge`, `top_badge_share`, `entropy`, `entropy_std`, `entropy_normalised`."""
     content = PageContent()
     name = head_name(layer, head)
-    labels = [f"{o:+d}" if o else "0" for o in OFFSETS]
     offsets, kinds = [_offset_series(summary, layer, head)], [_share_series(summary, layer, head)]
-    content.figure_tables["by-offset"] = lambda: tables.spread_table("offset", list(OFFSETS), offsets, "mean_weight")
-    content.figure_tables["shares"] = lambda: tables.spread_table("key", list(SHARES.values()), kinds, "mean_share")
-    content.figures["by-offset"] = spread_bars_figure(
-        labels,
+    _spread_figures(
+        content,
+        "by-offset",
+        "shares",
         offsets,
-        title=f"{name.capitalize()}: mean weight by offset (key − query) over {summary.n_sentences:,} sentences",
-        x_title="offset of the key from the query (−1 = the previous token)",
-        y_title="mean weight",
-    )
-    content.figures["shares"] = spread_bars_figure(
-        list(SHARES.values()),
         kinds,
-        title=f"{name.capitalize()}: its weight on kinds of token",
-        x_title="key",
-        y_title="mean share of a row's weight",
+        (
+            f"{name.capitalize()}: mean weight by offset (key − query) over {summary.n_sentences:,} sentences",
+            f"{name.capitalize()}: its weight on kinds of token",
+        ),
     )
     shares = summary.badge_share(layer, head)
     badge_series = [dict(name=name, shares=[shares[b] for b in BADGES])]
@@ -321,24 +327,18 @@ def compare_section(summary: CorpusSummary, first: tuple[int, int], second: tupl
     content = PageContent()
     (l1, h1), (l2, h2) = first, second
     a, b = head_name(l1, h1), head_name(l2, h2)
-    labels = [f"{o:+d}" if o else "0" for o in OFFSETS]
     offsets = [_offset_series(summary, l1, h1), _offset_series(summary, l2, h2)]
     kinds = [_share_series(summary, l1, h1), _share_series(summary, l2, h2)]
-    content.figure_tables["compare-offset"] = lambda: tables.spread_table("offset", list(OFFSETS), offsets, "mean_weight")
-    content.figure_tables["compare-shares"] = lambda: tables.spread_table("key", list(SHARES.values()), kinds, "mean_share")
-    content.figures["compare-offset"] = spread_bars_figure(
-        labels,
+    _spread_figures(
+        content,
+        "compare-offset",
+        "compare-shares",
         offsets,
-        title=f"Mean weight by offset: {a} beside {b}",
-        x_title="offset of the key from the query (−1 = the previous token)",
-        y_title="mean weight",
-    )
-    content.figures["compare-shares"] = spread_bars_figure(
-        list(SHARES.values()),
         kinds,
-        title=f"Weight on kinds of token: {a} beside {b}",
-        x_title="key",
-        y_title="mean share of a row's weight",
+        (
+            f"Mean weight by offset: {a} beside {b}",
+            f"Weight on kinds of token: {a} beside {b}",
+        ),
     )
     shares_a, shares_b = summary.badge_share(l1, h1), summary.badge_share(l2, h2)
     badge_series = [dict(name=a, shares=[shares_a[x] for x in BADGES]), dict(name=b, shares=[shares_b[x] for x in BADGES])]
