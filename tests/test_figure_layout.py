@@ -6,6 +6,8 @@ estimated from position, font size, rotation and length (see ``svg_layout``).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
@@ -124,3 +126,51 @@ def test_no_text_overlaps_or_leaves_the_canvas(figures, theme):
         if found:
             problems[figure_id] = found[:5] + ([f"… {len(found) - 5} more"] if len(found) > 5 else [])
     assert not problems, "\n".join(f"{key}:\n  " + "\n  ".join(lines) for key, lines in problems.items())
+
+
+# --- the Attention page's stage panels, from 2 to 128 tokens ----------------------------------
+
+PAGE_CHART_PX = 928  # the chart's width on the Attention page at 1440 × 900 (the main column beside the sidebar)
+
+
+def tokens_exactly(model, n: int) -> str:
+    """A text of exactly ``n`` tokens of ``model``: words that are one token each, then a full stop."""
+    from viz.content import Settings, run_model
+
+    whole = [w for w in WORDS if len(run_model(model, [w], Settings(text=w).display).tokens[0]) == 1]
+    text = " ".join((whole * 16)[: n - 1]) + "."
+    assert len(run_model(model, [text], Settings(text=text).display).tokens[0]) == n
+    return text
+
+
+def tick_texts(svg: str, axis: str) -> list[str]:
+    return re.findall(rf'<g class="{axis}tick"><text[^>]*>([^<]*)</text>', svg)
+
+
+@pytest.mark.parametrize("n", [2, 16, 48, 96, 128])
+def test_stage_panels_stay_readable_from_2_to_128_tokens(toy, n):
+    """On the page (its width at 1440 × 900, screen theme) and exported in the print theme: no label
+    overlaps another or leaves the canvas; on the page every token is labelled where a label fits (a panel
+    of at least 280 px beyond a row's seven tokens, every token up to 17 and at least 15 labels beyond),
+    and the chosen token always is."""
+    from viz.content import Settings, run_model
+    from viz.content.attention import stages_of_head
+
+    settings = Settings(text=tokens_exactly(toy, n))
+    trace = run_model(toy, settings.sentences, settings.display)
+    chosen = n // 2 + 1 if n > 2 else 1  # never a position the thinning keeps anyway (every k-th from 0)
+    figure = stages_of_head(trace, 0, 0, 0, focus=chosen)
+    labels = [t.text for t in trace.tokens[0]]
+    for theme in ("page", "print"):
+        svg = figure_to_svg(apply_print_theme(figure) if theme == "print" else figure, width=PAGE_CHART_PX if theme == "page" else None).decode()
+        assert layout_problems(svg) == [], (theme, layout_problems(svg)[:5])
+        if theme != "page":
+            continue
+        panels = [float(w) for w in re.findall(r'<rect class="bg" [^>]*width="([\d.]+)"', svg)][:4]  # the subplots, then colour bars
+        assert min(panels) >= (140 if n <= 7 else 280), (theme, panels)
+        keys, queries = tick_texts(svg, "x" if n <= 7 else "x3"), tick_texts(svg, "y")
+        for shown in (keys, queries):
+            assert len(shown) == n if n <= 17 else len(shown) >= 15, len(shown)
+            assert labels[chosen].strip() in [s.strip() for s in shown]
+        axis = figure["layout"]["xaxis3" if n > 7 else "xaxis"]
+        assert chosen in axis["tickvals"]

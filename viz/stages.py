@@ -18,12 +18,30 @@ STAGE_TITLES = {
 }
 SCORE_STAGES = ("scores_raw", "scores_scaled", "scores_masked")
 
-# Panel domains on the paper's x axis: three score panels close together (only the first shows the
+# Up to ROW_MAX_TOKENS tokens the four panels stand in one row: on the page's column at 1440 × 900
+# (928 px) a panel is about ROW_PANEL_PX wide, room for a label on every token. Longer inputs get two
+# rows of two, panels about GRID_PANEL_PX wide: twice the labels (every token up to 17, every 8th at
+# 128), where a row of four showed every 13th and cut them at the panel's edge.
+ROW_MAX_TOKENS = 7
+ROW_PANEL_PX = 150
+GRID_PANEL_PX = 300
+STAGE_TICK_PX = 11  # the token labels' font: one label per 1.6 font heights (`ticks_for`), 17 to a grid panel
+# The row's domains on the paper's x axis: three score panels close together (only the first shows the
 # query labels), then a gap for the shared score colour bar, then the pattern with its own bar.
-PANEL_WIDTH = 0.205
 DOMAINS = ((0.0, 0.205), (0.235, 0.44), (0.47, 0.675), (0.795, 1.0))
 STAGES_HEIGHT = 460
-STAGES_PANEL_PX = 220  # about how wide a panel is drawn: the mask marks' crosses are sized for it
+# The grid's: scores raw and scaled on top (the score colour bar to their right), masked and softmax
+# below (the weight bar to their right); the key labels only under the bottom row (the same keys).
+GRID_X = ((0.0, 0.44), (0.52, 0.96))
+GRID_Y = ((0.56, 1.0), (0.0, 0.44))
+GRID_TOP, GRID_BOTTOM = 110, 100  # the margins for the titles above and the upright key labels below
+GRID_HEIGHT = round(GRID_PANEL_PX / (GRID_Y[0][1] - GRID_Y[0][0])) + GRID_TOP + GRID_BOTTOM
+
+
+def stages_panel_px(n_tokens: int) -> int:
+    """About how wide one panel of `stages_figure` is drawn for ``n_tokens`` tokens on the page at 1440 × 900
+    (its labels are thinned for it, and the mask marks' crosses are sized for it)."""
+    return ROW_PANEL_PX if n_tokens <= ROW_MAX_TOKENS else GRID_PANEL_PX
 
 
 def stage_titles(*, divisor: float, d_head: int, temperature: float = 1.0, mask_name: str = "none", hidden: tuple[str, ...] = ()) -> dict[str, str]:
@@ -110,19 +128,21 @@ def stages_figure(
     weight_low, weight_high, weight_title = weight_scale(panels["pattern"], colour=pattern_colour)
     names = {**STAGE_TITLES, **(titles or {})}
 
-    layout, cells = plain.subplots(
-        1,
-        4,
-        titles=[_with_spread(names[key], _spread(panels[key], pattern=key == "pattern")) for key in STAGE_TITLES],
-        horizontal_spacing=0.03,
-    )
+    in_row = max(n_query, n_key) <= ROW_MAX_TOKENS
+    panel_titles = [_with_spread(names[key], _spread(panels[key], pattern=key == "pattern")) for key in STAGE_TITLES]
+    if in_row:
+        layout, cells = plain.subplots(1, 4, titles=panel_titles, horizontal_spacing=0.03)
+        places = [(1, col) for col in range(1, 5)]
+    else:
+        layout, cells = plain.subplots(2, 2, titles=panel_titles)
+        places = [(1, 1), (1, 2), (2, 1), (2, 2)]
     data, images = [], []
     with_tokens = 4 * n_query * n_key <= max_hover_cells
-    panel_px = STAGES_PANEL_PX
-    max_ticks = ticks_for(panel_px)
+    panel_px = stages_panel_px(max(n_query, n_key))
+    max_ticks = ticks_for(panel_px, font_px=STAGE_TICK_PX)
     for index, key in enumerate(STAGE_TITLES):
-        col = index + 1
-        suffix = "" if col == 1 else str(col)
+        row, col = places[index]
+        suffix = "" if index == 0 else str(index + 1)
         is_pattern = key == "pattern"
         trace = heatmap_trace(
             panels[key],
@@ -136,41 +156,55 @@ def stages_figure(
             positions=positions,
         )
         trace["meta"]["keep"] = list(keep)
-        data.append({**trace, **cells[1, col]})
+        data.append({**trace, **cells[row, col]})
         if key in ("scores_masked", "pattern"):
             marks = mask_marks(mask, xaxis=f"x{suffix}", yaxis=f"y{suffix}", panel_px=panel_px)
             if marks is not None:
                 data.append(marks[0])
                 images.append(marks[1])
         xaxis, yaxis = matrix_axes(n_query, n_key, q_labels, k_labels, show_query_ticks=col == 1, max_ticks=max_ticks, keep=keep)
-        xaxis["domain"] = list(DOMAINS[index])
         if col > 1:
             xaxis["title"] = plain.title("key")
-        yaxis.update(scaleanchor=f"x{suffix}", scaleratio=1, constrain="domain")
-        xaxis.update(constrain="domain")
+        if in_row:
+            xaxis["domain"] = list(DOMAINS[index])
+        else:
+            xaxis["domain"], yaxis["domain"] = list(GRID_X[col - 1]), list(GRID_Y[row - 1])
+            if row == 1:  # the bottom row names the same keys
+                xaxis["showticklabels"] = False
+                xaxis.pop("title")
+        yaxis.update(scaleanchor=f"x{suffix}", scaleratio=1, constrain="domain", tickfont=dict(size=STAGE_TICK_PX))
+        xaxis.update(constrain="domain", tickfont=dict(size=STAGE_TICK_PX))
         layout[f"xaxis{suffix}"].update(xaxis)
         layout[f"yaxis{suffix}"].update(yaxis)
-    for annotation, domain in zip(layout["annotations"], DOMAINS):
-        annotation["x"] = (domain[0] + domain[1]) / 2
+    for annotation, suffix in zip(layout["annotations"], ("", "2", "3", "4")):
+        x_domain, y_domain = layout[f"xaxis{suffix}"]["domain"], layout[f"yaxis{suffix}"]["domain"]
+        annotation.update(x=(x_domain[0] + x_domain[1]) / 2, y=y_domain[1])
 
-    bar = dict(thickness=12, len=0.75, xanchor="left", outlinewidth=0)
+    bar = dict(thickness=12, xanchor="left", outlinewidth=0)
+    if in_row:
+        score_bar = dict(x=DOMAINS[2][1] + 0.01, len=0.75, **bar)
+        weight_bar = dict(x=DOMAINS[3][1] + 0.01, len=0.75, **bar)
+        size = dict(height=STAGES_HEIGHT, margin=dict(r=110, t=120))
+    else:  # each bar beside its row: the masked panel, bottom left, reads the score bar above it
+        score_bar = dict(x=GRID_X[1][1] + 0.01, y=sum(GRID_Y[0]) / 2, len=GRID_Y[0][1] - GRID_Y[0][0], **bar)
+        weight_bar = dict(x=GRID_X[1][1] + 0.01, y=sum(GRID_Y[1]) / 2, len=GRID_Y[1][1] - GRID_Y[1][0], **bar)
+        size = dict(height=GRID_HEIGHT, margin=dict(r=90, t=GRID_TOP, b=GRID_BOTTOM))
     layout.update(
         title=plain.title(title),
         plot_bgcolor=MASK_COLOR,
-        height=STAGES_HEIGHT,
-        margin=dict(r=110, t=120),
+        **size,
         coloraxis=dict(
             colorscale=plain.colorscale(DIVERGING),
             cmin=low,
             cmax=high,
             cmid=0.0,
-            colorbar=dict(title=dict(text="score", side="right"), x=DOMAINS[2][1] + 0.01, **bar),
+            colorbar=dict(title=dict(text="score", side="right"), **score_bar),
         ),
         coloraxis2=dict(
             colorscale=plain.colorscale(SEQUENTIAL),
             cmin=weight_low,
             cmax=weight_high,
-            colorbar=dict(title=dict(text=weight_title, side="right"), x=DOMAINS[3][1] + 0.01, **bar),
+            colorbar=dict(title=dict(text=weight_title, side="right"), **weight_bar),
         ),
     )
     if images:

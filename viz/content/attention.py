@@ -18,7 +18,7 @@ from viz.focus import FOCUS_TOKENS, OVERVIEW_CELLS, focus_figure, focus_range, r
 from viz.heatmap import MAX_MARKED_SIDE, attention_heatmap, block_edges, block_weights, weight_scale
 from viz.labels import safe_label
 from viz.overview import heads_overview_and_table
-from viz.stages import STAGES_PANEL_PX, row_entropy, row_stats_figure, stage_titles, stages_figure
+from viz.stages import row_entropy, row_stats_figure, stage_titles, stages_figure, stages_panel_px
 from viz.theme import MASK_MARK_COLOR
 from viz.values import output_step_figure, value_step_figure
 
@@ -145,7 +145,7 @@ def stages_in_browser(trace, sentence: int, layer: int, head: int, stages, *, pa
         "own": {"mask": [own.causal, own.padding], "scaling": bool(trace.own_scale), "temperature": float(trace.own_temperature)},
         "what_if": bool(trace.ablate),  # beyond these controls
         "pattern_colour": pattern_colour,
-        "marks": {"colour": MASK_MARK_COLOR, "max_side": MAX_MARKED_SIDE, "panel_px": STAGES_PANEL_PX},
+        "marks": {"colour": MASK_MARK_COLOR, "max_side": MAX_MARKED_SIDE, "panel_px": stages_panel_px(n)},
         "now": {
             "scaling": bool(trace.scale),
             "mask": trace.mask.name,
