@@ -193,11 +193,14 @@ def open_example() -> None:
 
 
 def examples_table(content: PageContent) -> None:
-    """The examples shown, as a table; each row's `open` link opens it on the Attention page in a new tab."""
+    """The examples shown, as a table; each row's `open` link, next to its rank (on a phone too), opens it on
+    the Attention page in a new tab."""
     link = st.column_config.LinkColumn(
         "open", display_text="open ↗", help="This example on the Attention page, in a new tab: its sentence, this head, the query pinned"
     )
-    st.dataframe(content.tables["top-examples"], hide_index=True, width="stretch", column_config={"open": link})
+    table = content.tables["top-examples"]
+    order = sorted(table.columns, key=lambda name: (name != "rank", name != "open"))  # rank, open, then the others
+    st.dataframe(table, hide_index=True, width="stretch", column_config={"open": link}, column_order=order)
 
 
 def downloads(summary: CorpusSummary) -> None:
