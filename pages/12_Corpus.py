@@ -1,11 +1,12 @@
 import streamlit as st
 
 from ui import ATTENTION, FIGURES, guarded, page, show, show_notices, show_table
-from ui.corpus import compared, corpus, corpus_controls, downloads, page_buttons, shown_page, summary
+from ui.corpus import compared, corpus, corpus_controls, downloads, examples_table, open_clicked_example, open_example, page_buttons, shown_page, summary
 from viz.content.corpus import PAGE_SIZE, corpus_page, head_name
 
 
 def body(context):
+    open_example()
     other = compared(context)
     corpus_controls(context)
     with guarded():
@@ -19,7 +20,7 @@ def body(context):
         settings = context.settings
         layer, head = settings.layer, settings.heads[0]
         examples_page = shown_page(settings, max(1, -(-len(result.top_examples(layer, head)) // PAGE_SIZE)))
-        content = corpus_page(result, layer, head, other, examples_page, statistic=settings.corpus_statistic)
+        content = corpus_page(result, layer, head, other, examples_page, statistic=settings.corpus_statistic, view=settings, sentences=sentences)
         for notice in notices:
             st.info(notice, icon="ℹ️")
         if not settings.display.is_models_own:
@@ -27,13 +28,14 @@ def body(context):
         show_notices(content, "corpus-notice")
         st.markdown(
             f"### The strongest weights of {head_name(layer, head)}\n\nEach bar is one weight, strongest first, in its sentence: "
-            "the query in [brackets] gives it to the coloured key."
+            "the query in [brackets] gives it to the coloured key. **Click a bar** to open its sentence on the Attention page, "
+            "with this head and that query pinned."
         )
         page_buttons(examples_page, content.values["examples_pages"], content.values["examples"])
-        show(content, "top-examples")
+        show(content, "top-examples", on_click=open_clicked_example(settings, sentences, layer, head))
         show_notices(content, "examples-")
-        with st.expander("The examples as a table"):
-            show_table(content, "top-examples")
+        with st.expander("The examples as a table, each with a link to the Attention page"):
+            examples_table(content)
         st.markdown(
             "### Where its weight goes, sentence after sentence\n\nIts mean weight by offset and by kind of key, with the spread "
             "over the sentences, and how often it gets each badge."

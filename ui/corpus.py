@@ -15,13 +15,15 @@ from model.heads import corpus_summary
 from model.own_text import MAX_CHARS
 from ui.shared_cache import SharedCache
 from ui.text import md
-from ui.view import SETTINGS, PageContext, cached_model, key
-from viz.content.corpus import NAMES, PAGE_SIZE, corpus_texts, examples_csv, head_name, statistics_csv
+from ui.view import SETTINGS, PageContext, apply_settings, cached_model, key
+from viz.content.corpus import NAMES, corpus_texts, example_view, examples_csv, examples_range, head_name, statistics_csv
+from viz.content.page import PageContent
 from viz.content.settings import CORPUS_SOURCES, CORPUS_STATISTICS, SESSION_MODEL, Settings, to_query
 
 TOP = 100  # examples kept per head: five pages of twenty
 OWN_TEXT = "corpus_own_text"  # session state: the pasted text (too long for a link)
 UPLOAD = "corpus_upload"  # session state: the uploaded .txt file
+OPEN = "corpus_open_example"  # session state: the Attention page's view of the example just clicked
 SOURCE_LABELS = {"classroom": "classroom sentences", "held-out": "held-out sentences", "own text": "my own text"}
 
 
@@ -155,17 +157,50 @@ def _move(**changes) -> None:
 
 
 def page_buttons(page: int, pages: int, examples: int) -> None:
-    """The examples' page: the buttons before and after, and which page this is."""
+    """The examples' page: the buttons before and after, and between them a box that shows which examples
+    this is ("21–40 of 100") and goes to any page."""
     if pages <= 1:
         return
-    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    row = st.container(horizontal=True, vertical_alignment="bottom", gap="small")
     row.button("", icon=":material/chevron_left:", key="corpus_previous", on_click=_page_to, args=(page - 1,), disabled=page == 0, help="Stronger examples")
-    row.markdown(f"Examples {page * PAGE_SIZE + 1}–{min((page + 1) * PAGE_SIZE, examples)} · page {page + 1} of {pages}")
+    row.selectbox("Examples", range(pages), key=key("examples_page"), format_func=lambda p: examples_range(p, examples), width=180)
     row.button("", icon=":material/chevron_right:", key="corpus_next", on_click=_page_to, args=(page + 1,), disabled=page == pages - 1, help="Weaker examples")
 
 
 def _page_to(page: int) -> None:
     st.session_state[key("examples_page")] = page
+
+
+def open_clicked_example(settings: Settings, sentences: list[str], layer: int, head: int):
+    """A callback for `show(..., on_click=...)` on the examples' chart: the clicked bar's customdata is
+    [rank, sentence, query, key]; the next run opens that example on the Attention page (`open_example`)."""
+
+    def clicked(selection: dict) -> None:
+        points = selection.get("points") or []
+        data = points[0].get("customdata") if points else None
+        if data and len(data) >= 4 and 0 <= int(data[1]) < len(sentences):
+            st.session_state[OPEN] = example_view(settings, sentences[int(data[1])], layer, head, int(data[2]), int(data[3]))
+
+    return clicked
+
+
+def open_example() -> None:
+    """After a click on an example: the Attention page with its view (before this page computes anything)."""
+    view = st.session_state.pop(OPEN, None)
+    if view is not None:
+        apply_settings(view)
+        st.switch_page("pages/3_Attention.py")
+
+
+def examples_table(content: PageContent) -> None:
+    """The examples shown, as a table; each row's `open` link, next to its rank (on a phone too), opens it on
+    the Attention page in a new tab."""
+    link = st.column_config.LinkColumn(
+        "open", display_text="open ↗", help="This example on the Attention page, in a new tab: its sentence, this head, the query pinned"
+    )
+    table = content.tables["top-examples"]
+    order = sorted(table.columns, key=lambda name: (name != "rank", name != "open"))  # rank, open, then the others
+    st.dataframe(table, hide_index=True, width="stretch", column_config={"open": link}, column_order=order)
 
 
 def downloads(summary: CorpusSummary) -> None:

@@ -6,10 +6,17 @@ Captions say what the numbers are and which is largest; nothing here runs a mode
 
     sentences, notices = corpus_texts("classroom")
     summary = corpus_summary(model, sentences, top=100, progress=bar)
-    content = corpus_page(summary, layer=1, head=3, compare=(0, 2), page=0)
+    content = corpus_page(summary, layer=1, head=3, compare=(0, 2), page=0, view=settings, sentences=sentences)
+
+With the page's `view` and the `sentences` read, each example of the table `top-examples` gets a link to the
+Attention page (`example_view`): its sentence, that layer and head, its query pinned and its cell worked through.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from urllib.parse import urlencode
 
 import pandas as pd
 
@@ -18,12 +25,14 @@ from model.heads import BADGE_RULES, BADGES
 from model.own_text import corpus_sentences
 from viz.content import figure_tables as tables
 from viz.content.page import PageContent
+from viz.content.settings import SESSION_MODEL, Settings, to_query
 from viz.corpus import badge_grid_figure, badge_shares_figure, marked_text, spread_bars_figure, statistic_grid_figure, top_examples_figure
 from viz.export.tables import table_to_csv
 from viz.labels import safe_label
 
 SOURCES = ("classroom", "held-out", "own text")
 PAGE_SIZE = 20  # examples shown at once
+ATTENTION_ADDRESS = "Attention"  # the Attention page (pages/3_Attention.py), relative to the app's address
 LOW, HIGH = 0.1, 0.9  # the whiskers: the middle 80 % of the sentences
 SHARES = {  # statistic → what the bar is called
     "first": "first token",
@@ -51,6 +60,43 @@ def corpus_texts(source: str, text: str | bytes | None = None) -> tuple[list[str
 
 def head_name(layer: int, head: int) -> str:
     return f"layer {layer}, head {head}"
+
+
+def examples_range(page: int, examples: int, page_size: int = PAGE_SIZE) -> str:
+    """Which examples page `page` (from 0) shows, e.g. "21–40 of 100"."""
+    first = page * page_size + 1
+    return f"{first}–{min(first + page_size - 1, examples)} of {examples}"
+
+
+def example_view(view: Settings, text: str, layer: int, head: int, query: int, key: int) -> Settings:
+    """The Attention page's view of one example: `text` (its sentence) as the only sentence, `layer` and
+    `head` chosen, the `query` token pinned in the head view, the focus window around it, and the cell
+    (`query`, `key`) worked through; the model as trained (no what-if), as the corpus was read. The model,
+    its tokenizer and the page's other settings are `view`'s.
+
+    Positions count the tokens as the model reads the sentence alone ([CLS] or a first token included),
+    as the corpus summary counts them: the same tokens on both pages."""
+    return replace(
+        view,
+        text=text,
+        sentence=0,
+        layer=layer,
+        heads=(head,),
+        mask="model",
+        hidden=(),
+        scaling=True,
+        temperature=1.0,
+        ablate=(),
+        words=False,
+        pinned=query,
+        cell=(query, key),
+        focus=query,
+    )
+
+
+def example_link(view: Settings, text: str, layer: int, head: int, query: int, key: int) -> str:
+    """The address of `example_view`, relative to the app's: a page of the app links to it as it is."""
+    return f"{ATTENTION_ADDRESS}?{urlencode(to_query(example_view(view, text, layer, head, query, key)))}"
 
 
 def _quantile(spread, q: float) -> float | None:
@@ -151,9 +197,19 @@ def statistics_csv(summary: CorpusSummary) -> str:
 # --- sections -----------------------------------------------------------------------------------------
 
 
-def examples_section(summary: CorpusSummary, layer: int, head: int, page: int = 0, page_size: int = PAGE_SIZE) -> PageContent:
+def examples_section(
+    summary: CorpusSummary,
+    layer: int,
+    head: int,
+    page: int = 0,
+    page_size: int = PAGE_SIZE,
+    view: Settings | None = None,
+    sentences: Sequence[str] | None = None,
+) -> PageContent:
     """Figure and table `top-examples`: page `page` (from 0) of the head's strongest examples; values
-    `examples_page`, `examples_pages`."""
+    `examples_page`, `examples_pages`, `examples`. With the page's `view` and the `sentences` the summary
+    read, the table's column `open` holds each example's `example_link` (none for a model trained in a
+    browser session, which a link cannot carry)."""
     content = PageContent()
     rows = example_rows(summary, layer, head)
     pages = max(1, -(-len(rows) // page_size))
@@ -186,6 +242,8 @@ def examples_section(summary: CorpusSummary, layer: int, head: int, page: int = 
             for r in shown
         ]
     )
+    if view is not None and sentences is not None and view.model != SESSION_MODEL and shown:
+        content.tables["top-examples"]["open"] = [example_link(view, sentences[r["sentence"]], layer, head, r["query"], r["key"]) for r in shown]
     content.values.update(examples_page=page, examples_pages=pages, examples=len(rows))
     if not rows:
         content.notice("examples-none", "No sentence of two tokens or more: there is no example to show.", "warning")
@@ -422,12 +480,15 @@ def corpus_page(
     page: int = 0,
     page_size: int = PAGE_SIZE,
     statistic: str = "previous",
+    view: Settings | None = None,
+    sentences: Sequence[str] | None = None,
 ) -> PageContent:
     """The whole page: the chosen head (examples, offsets, shares, badges), a second head beside it when
-    `compare` is given, and every head at once. Tables `examples-csv`-ready: see `examples_csv`, `statistics_csv`."""
+    `compare` is given, and every head at once. With `view` and `sentences`, links to the Attention page
+    (`examples_section`). Tables `examples-csv`-ready: see `examples_csv`, `statistics_csv`."""
     layer = min(max(layer, 0), summary.n_layers - 1)
     head = min(max(head, 0), summary.n_heads - 1)
-    content = examples_section(summary, layer, head, page, page_size).merge(head_section(summary, layer, head))
+    content = examples_section(summary, layer, head, page, page_size, view, sentences).merge(head_section(summary, layer, head))
     if compare is not None:
         other = (min(max(compare[0], 0), summary.n_layers - 1), min(max(compare[1], 0), summary.n_heads - 1))
         content = content.merge(compare_section(summary, (layer, head), other))
