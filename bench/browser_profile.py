@@ -20,12 +20,66 @@ import sys
 from bench.browser import CHART, Server, _wait_settled, attention_url, monitored_page, texts_of_tokens
 
 CATEGORIES = "devtools.timeline,disabled-by-default-devtools.timeline,v8.execute,blink.user_timing"
-JS_EVENTS = {"FunctionCall", "EvaluateScript", "v8.compile", "v8.compileModule", "v8.evaluateModule", "TimerFire", "FireAnimationFrame", "EventDispatch", "RunMicrotasks", "V8.Execute", "v8.run", "v8.callFunction", "XHRReadyStateChange", "FireIdleCallback", "v8.produceCache"}
+JS_EVENTS = {
+    "FunctionCall",
+    "EvaluateScript",
+    "v8.compile",
+    "v8.compileModule",
+    "v8.evaluateModule",
+    "TimerFire",
+    "FireAnimationFrame",
+    "EventDispatch",
+    "RunMicrotasks",
+    "V8.Execute",
+    "v8.run",
+    "v8.callFunction",
+    "XHRReadyStateChange",
+    "FireIdleCallback",
+    "v8.produceCache",
+}
 KINDS = {
-    "style and layout": {"UpdateLayoutTree", "Layout", "RecalculateStyles", "ScheduleStyleRecalculation", "InvalidateLayout", "UpdateLayerTree", "HitTest", "IntersectionObserverController::computeIntersections"},
-    "paint and composite": {"Paint", "PaintImage", "CompositeLayers", "Layerize", "PrePaint", "RasterTask", "Commit", "DecodeImage", "ImageDecodeTask", "Decode Image", "UpdateLayer"},
+    "style and layout": {
+        "UpdateLayoutTree",
+        "Layout",
+        "RecalculateStyles",
+        "ScheduleStyleRecalculation",
+        "InvalidateLayout",
+        "UpdateLayerTree",
+        "HitTest",
+        "IntersectionObserverController::computeIntersections",
+    },
+    "paint and composite": {
+        "Paint",
+        "PaintImage",
+        "CompositeLayers",
+        "Layerize",
+        "PrePaint",
+        "RasterTask",
+        "Commit",
+        "DecodeImage",
+        "ImageDecodeTask",
+        "Decode Image",
+        "UpdateLayer",
+    },
     "parse": {"ParseHTML", "ParseAuthorStyleSheet", "ParseScriptOnMainThread", "v8.parseOnBackground", "ResourceReceivedData"},
-    "garbage collection": {"MinorGC", "MajorGC", "V8.GCScavenger", "V8.GCFinalizeMC", "BlinkGC.AtomicPhase", "V8.GC_MC_BACKGROUND_MARKING", "ThreadState::performIdleLazySweep", "V8.GCIncrementalMarking", "V8.GCCompactor", "BlinkGC.CompleteSweep", "CppGC.AtomicMark", "V8.GCMarkCompactor", "V8.GCFinalizeMCReduceMemory", "V8.GC_SCAVENGER", "V8.GCIncrementalMarkingFinalize", "V8.GCIncrementalMarkingStart"},
+    "garbage collection": {
+        "MinorGC",
+        "MajorGC",
+        "V8.GCScavenger",
+        "V8.GCFinalizeMC",
+        "BlinkGC.AtomicPhase",
+        "V8.GC_MC_BACKGROUND_MARKING",
+        "ThreadState::performIdleLazySweep",
+        "V8.GCIncrementalMarking",
+        "V8.GCCompactor",
+        "BlinkGC.CompleteSweep",
+        "CppGC.AtomicMark",
+        "V8.GCMarkCompactor",
+        "V8.GCFinalizeMCReduceMemory",
+        "V8.GC_SCAVENGER",
+        "V8.GCIncrementalMarkingFinalize",
+        "V8.GCIncrementalMarkingStart",
+    },
 }
 
 
