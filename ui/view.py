@@ -241,9 +241,16 @@ def resolve(arrived: bool = False) -> tuple[PageContext, list[str], InputError |
 def follow_the_widgets() -> None:
     """After the widgets of a tab that arrived from another process are drawn (`resolve(arrived=True)`):
     when their values differ from the view drawn (the link's), run again, so that the change the user
-    made as the tab moved is drawn (`read_settings` reads it from the widgets) rather than dropped."""
-    settings = st.session_state[SETTINGS]
-    if _with_widgets(settings)[0] != settings:
+    made as the tab moved is drawn (`read_settings` reads it from the widgets) rather than dropped. The
+    token pills hand their change to the "Hide key tokens" box in a callback, which such a run does not
+    call: their change comes as the next run's whole view."""
+    state = st.session_state
+    settings = state[SETTINGS]
+    followed = _with_widgets(settings)[0]
+    pills = sorted(state[HIDE_HERE]) if HIDE_HERE in state else None  # drawn in this run: the tab's own value
+    if pills is not None and pills != _hidden_here(settings):
+        state[PENDING] = replace(followed, hidden=tuple(hidden_with(followed.hidden, followed.sentence, pills)))
+    if followed != settings or PENDING in state:
         st.rerun()
 
 
@@ -253,6 +260,7 @@ def _put(settings: Settings) -> None:
     for name in FIELDS:
         value = getattr(settings, name)
         state[key(name)] = list(value) if isinstance(value, tuple) else value
+    state[HIDE_HERE] = _hidden_here(settings)
     typing = state.get("w_model_choice") == CUSTOM  # the box stays open while an id is typed
     state["w_model_choice"] = settings.model if settings.model in BUILTIN_MODELS and not typing else CUSTOM
     if settings.model not in BUILTIN_MODELS:
@@ -379,7 +387,6 @@ def _hide_pills(where, settings: Settings, trace: Trace) -> bool:
     positions = hide_pills(trace, settings.sentence)
     if positions is None:
         return False
-    st.session_state[HIDE_HERE] = [p for s, p in settings.hidden if s == settings.sentence]
     labels = pill_labels(trace, settings.sentence)
     where.pills(
         "Hide key tokens",
@@ -392,6 +399,11 @@ def _hide_pills(where, settings: Settings, trace: Trace) -> bool:
         help="Click a token of the sentence shown to hide it, again to show it. " + HIDE_HELP,
     )
     return True
+
+
+def _hidden_here(settings: Settings) -> list[int]:
+    """The hidden positions of the sentence shown: what the token pills show (`_put` writes them)."""
+    return sorted(p for s, p in settings.hidden if s == settings.sentence)
 
 
 def _pills_chosen(sentence: int) -> None:
