@@ -149,7 +149,7 @@ def arrived_from_elsewhere() -> bool:
     first_run = SETTINGS not in state
     own = state.setdefault(SESSION_ID, secrets.token_hex(8))
     with st.container(key=TAB_MARK):
-        st.html(f"<style>.st-key-{TAB_MARK} {{ display: none; }}</style>")
+        st.html(f'<style>[data-testid="stLayoutWrapper"]:has(> .st-key-{TAB_MARK}) {{ display: none; }}</style>')  # no room, no gap
         drawn_by = st.text_input("Session", value=own, key=DRAWN_BY, label_visibility="collapsed")
     return first_run and drawn_by != own
 
