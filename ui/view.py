@@ -9,7 +9,9 @@ draw: the settings keep their values.
 A tab whose server process stopped reconnects (deploy/serve.py: through nginx) to a process that has no
 session for it; the user's next change starts one there. That run carries the link (the view before the
 change) and every widget's value (the view with it): `arrived_from_elsewhere` tells it apart from a first
-load, and the view then follows the widgets, not the link (`resolve`, `follow_the_widgets`).
+load, and the view then follows the widgets, not the link (`resolve`, `follow_the_widgets`). Not a reload
+of the page when the connection moves: the browser says nothing to the new process until that change
+(Streamlit reconnects without a run), so a reload could come only after it, and would drop it.
 """
 
 from __future__ import annotations
