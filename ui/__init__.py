@@ -21,7 +21,20 @@ from ui.layout import show, show_notices, show_table
 from ui.lesson_view import active_lesson, lesson_box
 from ui.style import SIDE_BY_SIDE, stylesheet
 from ui.text import md
-from ui.view import ATTENTION, FIGURES, PageContext, apply_settings, guarded, key, notices_and_badge, presentation_bar, resolve, sidebar
+from ui.view import (
+    ATTENTION,
+    FIGURES,
+    PageContext,
+    apply_settings,
+    arrived_from_elsewhere,
+    follow_the_widgets,
+    guarded,
+    key,
+    notices_and_badge,
+    presentation_bar,
+    resolve,
+    sidebar,
+)
 
 ICON = str(Path(__file__).parent / "components" / "icon.png")  # served by the app: no icon font from a CDN
 SENTENCE = "sentence"  # with ATTENTION and FIGURES: the sidebar controls a page asks for
@@ -53,13 +66,16 @@ def page(title: str, controls: tuple[str, ...] = (), body: Callable[[PageContext
     start_view()
     with st.sidebar:
         load_plotly()
+        arrived = arrived_from_elsewhere()  # the tab's process stopped; its widgets came here (ui/view.py)
         for path, label, nav_icon in PAGES:
             st.page_link(path, label=label, icon=nav_icon)
     st.title(title)
-    context, notices, problem = resolve()
+    context, notices, problem = resolve(arrived)
     lesson = active_lesson({label: path for path, label, _ in PAGES}.get(title, "home.py"))
     beside_question = lesson.controls if lesson is not None and ATTENTION in controls else ()
     sidebar(context, frozenset(controls), beside_question, problem)
+    if arrived:
+        follow_the_widgets()
     stylesheet(context.settings.presenting)
     if context.settings.presenting:
         presentation_bar()
@@ -70,6 +86,8 @@ def page(title: str, controls: tuple[str, ...] = (), body: Callable[[PageContext
     notices_and_badge(context, notices, ATTENTION in controls)
     if body is not None:
         body(context)
+        if arrived:  # a change in the page's own widgets
+            follow_the_widgets()
         download_all(title.lower().replace(" ", "-"))
     return context
 

@@ -5,12 +5,20 @@ the model and its trace (cached), then the sidebar that shows them.
 each run writes the settings into those keys before the widgets are drawn, and reads them back at the
 start of the next run (`read_settings`). A page switch drops the state of widgets the new page does not
 draw: the settings keep their values.
+
+A tab whose server process stopped reconnects (deploy/serve.py: through nginx) to a process that has no
+session for it; the user's next change starts one there. That run carries the link (the view before the
+change) and every widget's value (the view with it): `arrived_from_elsewhere` tells it apart from a first
+load, and the view then follows the widgets, not the link (`resolve`, `follow_the_widgets`). Not a reload
+of the page when the connection moves: the browser says nothing to the new process until that change
+(Streamlit reconnects without a run), so a reload could come only after it, and would drop it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import secrets
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 
@@ -45,6 +53,9 @@ log = logging.getLogger("attention_viz")
 SETTINGS = "settings"  # session state: the view (a frozen Settings)
 PENDING = "pending_settings"  # session state: a whole new view (a lesson, a training) for the next run
 SESSION_TRAINED = "session_model"  # session state: the toy model trained on the Train page
+SESSION_ID = "session_id"  # session state: a random id of the session, made on its first run
+TAB_MARK = "av_tab_mark"  # the hidden container of the text box below (its own style hides it)
+DRAWN_BY = "av_drawn_by"  # widget key: a hidden text box holding the id of the session that first drew the tab
 ATTENTION, FIGURES = "attention", "figures"  # groups of sidebar controls a page asks for (and ui.SENTENCE)
 ATTENTION_CONTROLS = ("layer", "heads", "mask", "hidden", "scaling", "temperature", "ablate")
 CUSTOM = "custom"
@@ -127,15 +138,39 @@ def get_trace(settings: Settings, model: TracedModel) -> Trace:
 # ------------------------------------------------------------------ one read of the view per run
 
 
+def arrived_from_elsewhere() -> bool:
+    """Whether this is the first run of a session in a tab that another session drew: the process behind the
+    tab stopped, the browser reconnected to this one, and the user's change that started this run came
+    with the values of the tab's widgets. Called once per run, before `resolve` (a page draws it first).
+
+    How it knows: a hidden text box whose initial value is the id of the session drawing it. The browser
+    keeps the value of every widget it shows and sends them all with each run, to whichever process its
+    connection reaches; the box's value is not in its identity, so a later session's box shows the value
+    the tab already holds. On a first load the tab holds none: the box has this session's own id."""
+    state = st.session_state
+    first_run = SETTINGS not in state
+    own = state.setdefault(SESSION_ID, secrets.token_hex(8))
+    with st.container(key=TAB_MARK):
+        st.html(f'<style>[data-testid="stLayoutWrapper"]:has(> .st-key-{TAB_MARK}) {{ display: none; }}</style>')  # no room, no gap
+        drawn_by = st.text_input("Session", value=own, key=DRAWN_BY, label_visibility="collapsed")
+    return first_run and drawn_by != own
+
+
 def read_settings() -> tuple[Settings, list[str]]:
     """The view this run draws, and notices about it: a whole new view (`apply_settings`), else the
-    session's view with the values of the widgets drawn, else (a first load) the link's."""
+    session's view with the values of the widgets drawn, else (a first load, or a tab that arrived from
+    another process) the link's."""
     state = st.session_state
     if PENDING in state:
         return state.pop(PENDING), []
     if SETTINGS not in state:
         return from_query(st.query_params.to_dict(), model_allowed)
-    settings = state[SETTINGS]
+    return _with_widgets(state[SETTINGS])
+
+
+def _with_widgets(settings: Settings) -> tuple[Settings, list[str]]:
+    """`settings` with the values of the widgets drawn (those a run has seen), and notices about them."""
+    state = st.session_state
     updates = {name: state[key(name)] for name in FIELDS if key(name) in state}
     choice = state.get("w_model_choice")
     if choice == CUSTOM:  # the model shown stays until a typed id passes its check ("Check and load")
@@ -176,10 +211,14 @@ def _load(settings: Settings, notices: list[str]) -> tuple[Settings, TracedModel
         return replace(settings, model="toy"), cached_model("toy", "")
 
 
-def resolve() -> tuple[PageContext, list[str], InputError | None]:
+def resolve(arrived: bool = False) -> tuple[PageContext, list[str], InputError | None]:
     """Settings → model → trace, the settings clamped to what the model and input have. The view then
     becomes the session's and the page's link. On input the model cannot run, the trace is None and the
-    problem is returned."""
+    problem is returned.
+
+    `arrived` (`arrived_from_elsewhere`): the link's view is drawn, but not written into the widgets,
+    which keep the values the tab sent, the user's last change among them; `follow_the_widgets` then
+    runs the page again for them."""
     settings, notices = read_settings()
     notices = list(notices)
     settings, model = _load(settings, notices)
@@ -192,12 +231,29 @@ def resolve() -> tuple[PageContext, list[str], InputError | None]:
         lengths = [len(tokens) for tokens in trace.tokens]
         settings, more = clamp_to_model(settings, model.n_layers, model.n_heads, trace.input_ids.shape[1], len(trace.texts), lengths)
         notices += more + trace.notices
-    _put(settings)
+    if not arrived:
+        _put(settings)
     st.session_state[SETTINGS] = settings
     query = to_query(settings)
     if st.query_params.to_dict() != query:  # the link follows the view
         st.query_params.from_dict(query)
     return PageContext(settings, model, trace), notices, problem
+
+
+def follow_the_widgets() -> None:
+    """After the widgets of a tab that arrived from another process are drawn (`resolve(arrived=True)`):
+    when their values differ from the view drawn (the link's), run again, so that the change the user
+    made as the tab moved is drawn (`read_settings` reads it from the widgets) rather than dropped. The
+    token pills hand their change to the "Hide key tokens" box in a callback, which such a run does not
+    call: their change comes as the next run's whole view."""
+    state = st.session_state
+    settings = state[SETTINGS]
+    followed = _with_widgets(settings)[0]
+    pills = sorted(state[HIDE_HERE]) if HIDE_HERE in state else None  # drawn in this run: the tab's own value
+    if pills is not None and pills != _hidden_here(settings):
+        state[PENDING] = replace(followed, hidden=tuple(hidden_with(followed.hidden, followed.sentence, pills)))
+    if followed != settings or PENDING in state:
+        st.rerun()
 
 
 def _put(settings: Settings) -> None:
@@ -206,6 +262,7 @@ def _put(settings: Settings) -> None:
     for name in FIELDS:
         value = getattr(settings, name)
         state[key(name)] = list(value) if isinstance(value, tuple) else value
+    state[HIDE_HERE] = _hidden_here(settings)
     typing = state.get("w_model_choice") == CUSTOM  # the box stays open while an id is typed
     state["w_model_choice"] = settings.model if settings.model in BUILTIN_MODELS and not typing else CUSTOM
     if settings.model not in BUILTIN_MODELS:
@@ -332,7 +389,6 @@ def _hide_pills(where, settings: Settings, trace: Trace) -> bool:
     positions = hide_pills(trace, settings.sentence)
     if positions is None:
         return False
-    st.session_state[HIDE_HERE] = [p for s, p in settings.hidden if s == settings.sentence]
     labels = pill_labels(trace, settings.sentence)
     where.pills(
         "Hide key tokens",
@@ -345,6 +401,11 @@ def _hide_pills(where, settings: Settings, trace: Trace) -> bool:
         help="Click a token of the sentence shown to hide it, again to show it. " + HIDE_HELP,
     )
     return True
+
+
+def _hidden_here(settings: Settings) -> list[int]:
+    """The hidden positions of the sentence shown: what the token pills show (`_put` writes them)."""
+    return sorted(p for s, p in settings.hidden if s == settings.sentence)
 
 
 def _pills_chosen(sentence: int) -> None:
