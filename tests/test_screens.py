@@ -34,3 +34,7 @@ def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, scree
             assert seen["sidebar"] <= 1, (screen, label, seen)  # collapsed: no strip of it over the page
             assert seen["scroll"] <= seen["width"] + 1, (screen, label, seen)  # no sideways scroll
             assert 0 <= seen["title"] < width / 4, (screen, label, seen)  # the page starts at the left edge
+            if label == "Attention":  # the stages keep the width their labels need, scrolling inside their box
+                stages = page.locator(".av-chart").filter(has=page.locator(".js-plotly-plot")).first
+                box = stages.evaluate("b => ({inner: b.scrollWidth, outer: b.clientWidth, plot: b.querySelector('.js-plotly-plot').offsetWidth})")
+                assert box["plot"] >= 900 and box["inner"] > box["outer"] and box["outer"] <= width, (screen, box)

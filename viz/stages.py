@@ -25,6 +25,7 @@ SCORE_STAGES = ("scores_raw", "scores_scaled", "scores_masked")
 ROW_MAX_TOKENS = 7
 ROW_PANEL_PX = 150
 GRID_PANEL_PX = 300
+STAGES_MIN_WIDTH = 900  # on a narrower screen the chart keeps this width and scrolls sideways in its box (ui/components/chart)
 STAGE_TICK_PX = 11  # the token labels' font: one label per 1.6 font heights (`ticks_for`), 17 to a grid panel
 # The row's domains on the paper's x axis: three score panels close together (only the first shows the
 # query labels), then a gap for the shared score colour bar, then the pattern with its own bar.
@@ -192,6 +193,7 @@ def stages_figure(
     layout.update(
         title=plain.title(title),
         plot_bgcolor=MASK_COLOR,
+        meta=dict(min_width=STAGES_MIN_WIDTH),
         **size,
         coloraxis=dict(
             colorscale=plain.colorscale(DIVERGING),

@@ -326,6 +326,9 @@ function createView(parent) {
           const figure = predicted ? predictStages(copyForLive(template.figure()), live, predicted) : view.figure();
           const layout = figure.layout || {};
           lookOfThePage(layout, gd);
+          // a figure that needs its width to be read (layout.meta.min_width: the stages' panels) keeps it on a
+          // narrow screen, and its box scrolls sideways (chart.css)
+          gd.style.minWidth = layout.meta && layout.meta.min_width ? `${layout.meta.min_width}px` : "";
           if (data.width !== "content") {
             delete layout.width;
             layout.autosize = true;
