@@ -1,7 +1,7 @@
 import streamlit as st
 
 from ui import ATTENTION, FIGURES, SENTENCE, guarded, page, show, show_notices, show_table
-from ui.why import masked_pair_caption, pair_controls, pair_in_sentence, show_head_shares, why_content
+from ui.why import masked_pair_caption, pair_controls, pair_in_sentence, why_content
 
 
 def body(context):
@@ -28,7 +28,7 @@ def body(context):
             show(content, "score-by-distance")
         if "head-shares" in content.figures:
             st.markdown("### Every head of this layer\n\nThe share of each head's lift that position makes, with its badge.")
-            show_head_shares(content)
+            show(content, "head-shares")
             show_notices(content, "share-measure")
         if "parts" in content.tables:
             with st.expander("The parts as a table"):
