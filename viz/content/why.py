@@ -9,6 +9,7 @@ other distances, and every head's position share with its badge (`share_measure`
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -77,12 +78,14 @@ def shares_figure(shares: list[float], layer: int, measure: str) -> dict:
     """`head_shares_figure` of one layer, worded for a signed share, with a captioned gap for each head that
     has no lift (NaN share)."""
     badges = [share_badge(share) for share in shares]
-    figure = head_shares_figure(
-        shares,
-        badges,
-        thresholds=(CONTENT_MAX, POSITIONAL_MIN),
-        title=f"Layer {layer}: each head's net lift from {measure}, as a share of its whole lift",
-    )
+    with warnings.catch_warnings():  # every share NaN: the axis keeps its 0 … 100 % range
+        warnings.simplefilter("ignore", RuntimeWarning)
+        figure = head_shares_figure(
+            shares,
+            badges,
+            thresholds=(CONTENT_MAX, POSITIONAL_MIN),
+            title=f"Layer {layer}: each head's net lift from {measure}, as a share of its whole lift",
+        )
     figure["layout"]["yaxis"]["title"] = {"text": "position parts' net lift ÷ whole lift"}
     for trace in figure["data"]:
         trace["hovertemplate"] = "%{x}: the position parts' net lift is %{y:.1%} of the whole lift<extra>" + trace["name"] + "</extra>"
