@@ -25,15 +25,21 @@ def expected_badge(share: float) -> str:
 
 
 def marked_cells(figure) -> dict[tuple[int, int], str]:
-    """(layer, head) → the position badge marked on the Heads grid."""
+    """(layer, head) → the position badge marked on the Heads grid: a mark of its own (small squares) or a
+    second line under the square's word."""
+    glyphs = {"▲": "positional", "◆": "mixed", "●": "content"}
     cells = {}
     for trace in figure["data"]:
         name = trace.get("name", "")
-        if name.startswith("position: "):
+        if name.startswith("position: ") and list(trace["x"]) != [None]:
             badge = name.removeprefix("position: ").split(" (")[0]
             for x, y, data in zip(trace["x"], trace["y"], trace["customdata"]):
-                assert data[1] == x and data[0] == round(y)  # a click on the mark opens its head
+                assert (data[0], data[1]) == (y, x)  # a click on the mark opens its head
                 cells[(data[0], data[1])] = badge
+        elif trace.get("marker", {}).get("symbol") == "square" and "text" in trace.get("mode", ""):
+            for text, data in zip(trace["text"], trace["customdata"]):
+                if "<br>" in text:
+                    cells[(data[0], data[1])] = glyphs[text.split("<br>")[1]]
     return cells
 
 

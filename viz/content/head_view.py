@@ -37,7 +37,7 @@ def position_shares(trace, sentence: int, layer: int, heads: list[int]) -> tuple
     every = head_position_shares(trace, layer, sentence)
     shares = {head: every[head].position_share for head in heads}
     stated = " · ".join(f"head {head} {'—' if math.isnan(share) else f'{share:.0%}'} {share_badge(share)}" for head, share in shares.items())
-    return shares, (f"Position share (the net lift from {share_measure(trace, layer)} over the head's whole lift, signed; {THRESHOLDS}): {stated}.")
+    return shares, f"Position share: {stated} (the net lift from {share_measure(trace, layer)} over the head's whole lift, signed; {THRESHOLDS})."
 
 
 def with_shares_in_legend(figure: dict, shares: dict[int, float]) -> dict:

@@ -43,8 +43,8 @@ from viz.labels import safe_label
 
 FLOW_MAX_TOKENS = 64  # attention flow: one max-flow per input token, ≈ 0.3 s at 64 tokens on 6 layers
 TOP_TOKENS = 8  # tokens listed in a before/after distribution
-# The grid's position badges: one black mark per class, drawn in the lower part of the head's square
-POSITION_MARKS = {"positional": "triangle-up", "mixed": "diamond", "content": "circle"}
+# The grid's position badges: one mark per class (a plotly marker symbol, the same shape as a character)
+POSITION_MARKS = {"positional": ("triangle-up", "▲"), "mixed": ("diamond", "◆"), "content": ("circle", "●")}
 POSITION_BADGE_NAMES = {
     "positional": f"position: positional (≥ {POSITIONAL_MIN:.0%})",
     "mixed": "position: mixed",
@@ -98,34 +98,38 @@ def position_section(settings, trace) -> PageContent:
 
 
 def position_marks(figure: dict, shares: list[list[float | None]]) -> dict:
-    """The grid of `head_grid_figure` with each head's position badge as a black mark in the lower part of its
-    square (the behaviour badge's word stays in the middle), one legend entry per badge. Clicking a mark opens
-    the head like its square (customdata [layer, head, …])."""
+    """The grid of `head_grid_figure` with each head's position badge marked on its square, one legend entry
+    per badge. A square large enough to hold its behaviour badge's word gets the mark as a second line under
+    the word (so it stays inside the square at whatever size the browser draws it); a smaller square gets a
+    black mark of its own at its centre, which a click opens like the square (customdata [layer, head, …])."""
     squares = [trace for trace in figure["data"] if trace.get("marker", {}).get("symbol") == "square"]
     if not squares:
         return figure
-    size = squares[0]["marker"]["size"]
-    layout = figure["layout"]
-    n_layers = len(shares)
-    per_layer = (layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]) / n_layers  # pixels a layer (the y range is n_layers)
-    mark = size // 4 if size >= 30 else max(8, round(size * 0.6))  # beneath the word, or alone in a small square
-    below = (size / 2 - mark / 2 - 2) / per_layer if size >= 30 else 0.0  # beneath the word when the square has one
-    for badge, symbol in POSITION_MARKS.items():
+    worded = "text" in squares[0]["mode"]
+    if worded:
+        for trace in squares:
+            marks = [shares[l][h] for l, h, *_ in trace["customdata"]]
+            trace["text"] = [
+                word if share is None or share_badge(share) == NO_LIFT else f"{word}<br>{POSITION_MARKS[share_badge(share)][1]}"
+                for word, share in zip(trace["text"], marks)
+            ]
+    size = max(8, round(squares[0]["marker"]["size"] * 0.6))
+    for badge, (symbol, _) in POSITION_MARKS.items():
         cells = [(l, h) for l, row in enumerate(shares) for h, share in enumerate(row) if share is not None and share_badge(share) == badge]
         if not cells:
             continue
-        figure["data"].append(
-            dict(
-                type="scatter",
+        mark = dict(type="scatter", mode="markers", name=POSITION_BADGE_NAMES[badge])
+        mark["marker"] = dict(symbol=symbol, size=min(size, 12) if worded else size, color="black", line=dict(width=1, color="white"))
+        if worded:  # the legend's entry only: the marks are in the squares' words
+            mark.update(x=[None], y=[None], hoverinfo="skip")
+        else:
+            mark.update(
                 x=[h for _, h in cells],
-                y=[l + below for l, _ in cells],
-                mode="markers",
-                marker=dict(symbol=symbol, size=mark, color="black", line=dict(width=1, color="white")),
+                y=[l for l, _ in cells],
                 customdata=[[l, h, f"{shares[l][h]:.0%}"] for l, h in cells],
                 hovertemplate=f"layer %{{customdata[0]}}, head %{{customdata[1]}}: position share %{{customdata[2]}}, {badge}<extra></extra>",
-                name=POSITION_BADGE_NAMES[badge],
             )
-        )
+        figure["data"].append(mark)
     return figure
 
 
