@@ -27,7 +27,7 @@ def body(context):
             st.markdown("The score the same query and key would have at other distances, from every pair and from each group of pairs.")
             show(content, "score-by-distance")
         if "head-shares" in content.figures:
-            st.markdown("### Every head of this layer\n\nThe share of each head's lift that position makes, with its badge.")
+            st.markdown("### Every head of this layer\n\nEach head's net lift from position as a share of its whole lift (signed), with its badge.")
             show(content, "head-shares")
             show_notices(content, "share-measure")
         if "parts" in content.tables:
