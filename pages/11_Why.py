@@ -1,7 +1,7 @@
 import streamlit as st
 
 from ui import ATTENTION, FIGURES, SENTENCE, guarded, page, show, show_notices, show_table
-from ui.why import masked_pair_caption, pair_controls, pair_in_sentence, show_head_shares, why_content
+from ui.why import masked_pair_caption, pair_controls, pair_in_sentence, why_content
 
 
 def body(context):
@@ -27,8 +27,8 @@ def body(context):
             st.markdown("The score the same query and key would have at other distances, from every pair and from each group of pairs.")
             show(content, "score-by-distance")
         if "head-shares" in content.figures:
-            st.markdown("### Every head of this layer\n\nThe share of each head's lift that position makes, with its badge.")
-            show_head_shares(content)
+            st.markdown("### Every head of this layer\n\nEach head's net lift from position as a share of its whole lift (signed), with its badge.")
+            show(content, "head-shares")
             show_notices(content, "share-measure")
         if "parts" in content.tables:
             with st.expander("The parts as a table"):

@@ -1,18 +1,20 @@
 import streamlit as st
 
 from ui import ATTENTION, FIGURES, SENTENCE, guarded, md, open_clicked_head, page, show, show_notices, show_table
+from ui.heads import position_badges
 from viz.content.heads import ablation_section, heads_page, ranking_section
 
 
 def body(context):
     s, trace, model = context.settings, context.trace, context.model
     with guarded():
-        content = heads_page(s, trace, model)
+        content = heads_page(s, trace, model, positions=position_badges(context))
         show(content, "head-grid", on_click=open_clicked_head())
+        show_notices(content, "position-badges")
         st.caption("Click a head to open it below (it becomes the sidebar's layer and head).")
         with st.expander("Badge rules and every head's numbers"):
-            show_table(content, "badge-rules")
-            show_table(content, "head-summary")
+            for table in ("badge-rules", "head-summary", "position-shares"):
+                show_table(content, table)
 
         v = content.values
         layer, head = v["open_layer"], v["open_head"]

@@ -9,6 +9,11 @@ PAGE = "pages/11_Why.py"
 TEXT = "The cat sat on the mat because it was tired."
 
 
+def decode_list(values):
+    """A plotly array that may hold nulls (a gap's bar) as floats, NaN for a null."""
+    return [np.nan if v is None else float(v) for v in values] if isinstance(values, list) else list(decode(values).astype(float))
+
+
 def open_page(query=None, first_notices=None):
     return open_at(PAGE, query, first_notices)
 
@@ -42,7 +47,7 @@ def test_the_parts_of_the_default_pair_sum_to_the_models_raw_score():
     np.testing.assert_allclose(sum(parts.values()), expected, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(total, expected, rtol=1e-4, atol=1e-5)
     assert chart_titled(at, ["split by where query and key come from"])
-    assert chart_titled(at, ["Layer 0: the share of each head's lift"])
+    assert chart_titled(at, ["Layer 0: each head's net lift from", "as a share of its whole lift"])
     assert len(at.dataframe[0].value) > 0  # the parts as a table
 
 
@@ -82,10 +87,12 @@ def test_bad_link_values_fall_back_with_a_notice():
     assert at.select_slider(key="why_query_slider").value == len(at.select_slider(key="why_query_slider").options) - 1
 
 
-def test_with_every_key_hidden_the_shares_are_not_drawn_and_the_page_says_why():
+def test_with_every_key_hidden_each_head_is_a_captioned_gap_in_the_shares_chart():
     at = open_page({"text": TEXT, "hide": ",".join(str(p) for p in range(30))})
     assert any("every head has no lift" in c.value for c in at.caption)
-    assert not [spec for spec in charts(at) if "share of each head" in spec["layout"]["title"]["text"]]
+    shares = chart_titled(at, ["Layer 0: each head's net lift from the parts made of position alone"])
+    assert not [y for t in shares["data"] for y in decode_list(t.get("y", [])) if y is not None and not np.isnan(y)]  # no bar …
+    assert [a["x"] for a in shares["layout"]["annotations"] if a["text"] == "no lift"] == [f"head {h}" for h in range(4)]  # … a gap each
     parts, total = bar_of_pair(at)  # the raw scores are still there: the mask comes after them
     np.testing.assert_allclose(sum(parts.values()), total, rtol=1e-4, atol=1e-5)
 

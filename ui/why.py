@@ -4,13 +4,11 @@ once per view and shared by every session."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 import streamlit as st
 
 from ui.content_cache import page_content
-from ui.layout import show
 from ui.view import SETTINGS, PageContext, key
 from viz.content.common import sentence_labels
 from viz.content.page import PageContent
@@ -81,18 +79,6 @@ def pair_controls(settings: Settings, context: PageContext, content: PageContent
     row.select_slider("Key token", key=KEY_SLIDER, **options)
     if settings.layer > 0:
         row.segmented_control("Earlier layers", WHY_GROUPS, key=key("why_group"), required=True, format_func=GROUP_LABELS.__getitem__, help=GROUP_HELP)
-
-
-def show_head_shares(content: PageContent) -> None:
-    """Every head's position share with its badge; a sentence on which a head has no lift to share out (each
-    query sees one key or none, say every key hidden) gets a caption instead of a bar with a gap."""
-    shares = content.values.get("shares", [])
-    without = [head for head, share in enumerate(shares) if math.isnan(share)]
-    if not without:
-        show(content, "head-shares")
-        return
-    heads = "every head" if len(without) == len(shares) else "head " + ", ".join(map(str, without))
-    st.caption(f"On this sentence {heads} has no lift (each query sees one key or none, or its scores are level): no share is drawn.")
 
 
 def masked_pair_caption(settings: Settings, context: PageContext, content: PageContent) -> None:

@@ -6,6 +6,8 @@ need no extra input. Numbers come from `model.heads`; nothing is precomputed.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import torch
@@ -21,8 +23,10 @@ from model.heads import (
     sentence_diff,
     value_weighted,
 )
+from model.score_parts import CONTENT_MAX, POSITIONAL_MIN, head_position_shares
 from viz.content import figure_tables as tables
 from viz.content.page import PageContent
+from viz.content.why import NO_LIFT, SHARE_TOKENS, THRESHOLDS, share_badge, share_measure, share_undefined
 from viz.heads import (
     change_grid_figure,
     cosine_by_layer_figure,
@@ -39,6 +43,13 @@ from viz.labels import safe_label
 
 FLOW_MAX_TOKENS = 64  # attention flow: one max-flow per input token, ≈ 0.3 s at 64 tokens on 6 layers
 TOP_TOKENS = 8  # tokens listed in a before/after distribution
+# The grid's position badges: one mark per class (a plotly marker symbol, the same shape as a character)
+POSITION_MARKS = {"positional": ("triangle-up", "▲"), "mixed": ("diamond", "◆"), "content": ("circle", "●")}
+POSITION_BADGE_NAMES = {
+    "positional": f"position: positional (≥ {POSITIONAL_MIN:.0%})",
+    "mixed": "position: mixed",
+    "content": f"position: content (≤ {CONTENT_MAX:.0%})",
+}
 
 
 def open_head(settings, trace) -> tuple[int, int]:
@@ -48,22 +59,107 @@ def open_head(settings, trace) -> tuple[int, int]:
     return layer, head
 
 
-def summary_section(settings, trace) -> PageContent:
-    """Figure `head-grid` (every head by badge, clickable), table `head-summary`, value `badge_counts`."""
+def position_section(settings, trace) -> PageContent:
+    """The position share of every head where it is defined (`viz.content.why.share_undefined`: every layer
+    of a rotary model, the first layer of a model that adds positions) and the sentence has at most
+    `SHARE_TOKENS` tokens, from `model.score_parts.head_position_shares`: values `position_shares` and
+    `position_badges` (`[layer][head]`, None where not computed), table `position-shares`, notice
+    `position-badges` (the measure, the thresholds, and what has no badge)."""
+    content = PageContent()
+    b = settings.sentence
+    n = len(trace.tokens[b])
+    layers = [layer for layer in range(trace.n_layers) if share_undefined(trace, layer) is None]
+    if n > SHARE_TOKENS:
+        layers = []
+    shares: list[list[float | None]] = [[None] * trace.n_heads for _ in range(trace.n_layers)]
+    for layer in layers:
+        for head_share in head_position_shares(trace, layer, b):
+            shares[layer][head_share.head] = head_share.position_share
+    badges = [[None if share is None else share_badge(share) for share in row] for row in shares]
+    rows = [dict(layer=l, head=h, position_share=shares[l][h], badge=badges[l][h]) for l in layers for h in range(trace.n_heads)]
+    content.tables["position-shares"] = pd.DataFrame(rows, columns=["layer", "head", "position_share", "badge"]).round(3)
+    content.values.update(position_shares=shares, position_badges=badges)
+    marks = "▲ positional, ◆ mixed, ● content"
+    if n > SHARE_TOKENS and any(share_undefined(trace, layer) is None for layer in range(trace.n_layers)):
+        text = f"Position badges are computed for sentences of up to {SHARE_TOKENS} tokens; this one has {n} (the Why page gives one layer's for any length)."
+    elif not layers:
+        text = f"No position badges: {share_undefined(trace, 0)}"
+    else:
+        where = "every layer." if len(layers) == trace.n_layers else f"layer 0 only. {share_undefined(trace, 1)}"
+        text = (
+            f"Marks {marks}: the share of a head's lift (how far its pattern's weighted score stands above the mean score of the keys) "
+            f"that {share_measure(trace, layers[0])} make, as on the Why page; {THRESHOLDS}. On {where}"
+        )
+        without = [f"{l}.{h}" for l in layers for h in range(trace.n_heads) if badges[l][h] == NO_LIFT]
+        if without:
+            text += f" Heads with no lift on this sentence, no mark: {', '.join(without)}."
+    content.notice("position-badges", text, "caption")
+    return content
+
+
+def position_marks(figure: dict, shares: list[list[float | None]]) -> dict:
+    """The grid of `head_grid_figure` with each head's position badge marked on its square, one legend entry
+    per badge. A square large enough to hold its behaviour badge's word gets the mark as a second line under
+    the word (so it stays inside the square at whatever size the browser draws it); a smaller square gets a
+    black mark of its own at its centre, which a click opens like the square (customdata [layer, head, …])."""
+    squares = [trace for trace in figure["data"] if trace.get("marker", {}).get("symbol") == "square"]
+    if not squares:
+        return figure
+    worded = "text" in squares[0]["mode"]
+    if worded:
+        for trace in squares:
+            marks = [shares[l][h] for l, h, *_ in trace["customdata"]]
+            trace["text"] = [
+                word if share is None or share_badge(share) == NO_LIFT else f"{word}<br>{POSITION_MARKS[share_badge(share)][1]}"
+                for word, share in zip(trace["text"], marks)
+            ]
+    size = max(8, round(squares[0]["marker"]["size"] * 0.6))
+    for badge, (symbol, _) in POSITION_MARKS.items():
+        cells = [(l, h) for l, row in enumerate(shares) for h, share in enumerate(row) if share is not None and share_badge(share) == badge]
+        if not cells:
+            continue
+        mark = dict(type="scatter", mode="markers", name=POSITION_BADGE_NAMES[badge])
+        mark["marker"] = dict(symbol=symbol, size=min(size, 12) if worded else size, color="black", line=dict(width=1, color="white"))
+        if worded:  # the legend's entry only: the marks are in the squares' words
+            mark.update(x=[None], y=[None], hoverinfo="skip")
+        else:
+            mark.update(
+                x=[h for _, h in cells],
+                y=[l for l, _ in cells],
+                customdata=[[l, h, f"{shares[l][h]:.0%}"] for l, h in cells],
+                hovertemplate=f"layer %{{customdata[0]}}, head %{{customdata[1]}}: position share %{{customdata[2]}}, {badge}<extra></extra>",
+            )
+        figure["data"].append(mark)
+    return figure
+
+
+def summary_section(settings, trace, positions: PageContent | None = None) -> PageContent:
+    """Figure `head-grid` (every head by badge, clickable; with `positions`, a `position_section`, each head's
+    position badge marked on it and its share in the hover), table `head-summary`, value `badge_counts`."""
     content = PageContent()
     b = settings.sentence
     summary = head_summary(trace, b)
+    shares = positions.values["position_shares"] if positions is not None else [[None] * trace.n_heads for _ in range(trace.n_layers)]
+
+    def position(l: int, h: int) -> str:
+        share = shares[l][h]
+        if share is None:
+            return ""
+        return f" · position {'—' if math.isnan(share) else f'{share:.0%}'} ({share_badge(share)})"
+
     hover = [
         [
             f"entropy {summary.entropy[l, h]:.2f} bits · distance {summary.distance[l, h]:.1f} · prev {summary.previous[l, h]:.0%} · "
             f"self {summary.self[l, h]:.0%} · first {summary.first[l, h]:.0%} · delim {summary.delimiter[l, h]:.0%} · punct {summary.punctuation[l, h]:.0%}"
+            f"{position(l, h)}"
             for h in range(trace.n_heads)
         ]
         for l in range(trace.n_layers)
     ]
-    content.figures["head-grid"] = head_grid_figure(
+    grid = head_grid_figure(
         summary.badges, hover, title=f"Every head of {safe_label(trace.model_name)} on sentence {b + 1}, by badge", selected=open_head(settings, trace)
     )
+    content.figures["head-grid"] = position_marks(grid, shares)
     rows = summary.rows()
     content.figure_tables["head-grid"] = lambda: tables.head_grid_table(rows)
     table = pd.DataFrame(rows)
@@ -236,9 +332,13 @@ def diff_section(settings, trace, other: int) -> PageContent:
     return content
 
 
-def heads_page(settings, trace, model) -> PageContent:
-    """The sections that need no extra choice: summary, the open head, rollout and flow, the diff of
-    the sentence shown with the next one."""
+def heads_page(settings, trace, model, positions: PageContent | None = None) -> PageContent:
+    """The sections that need no extra choice: summary (with `positions`, a `position_section`, merged in and
+    marked on the grid; built here when None), the open head, rollout and flow, the diff of the sentence shown
+    with the next one."""
     other = (settings.sentence + 1) % max(len(trace.texts), 1)
-    content = summary_section(settings, trace).merge(open_head_section(settings, trace, model)).merge(rollout_section(settings, trace))
+    positions = position_section(settings, trace) if positions is None else positions
+    content = (
+        summary_section(settings, trace, positions).merge(positions).merge(open_head_section(settings, trace, model)).merge(rollout_section(settings, trace))
+    )
     return content.merge(diff_section(settings, trace, other))

@@ -2,10 +2,14 @@
 
 See `model.score_parts` for the maths. The page shows maps of the parts (one colour scale), the parts of
 the score of one (query, key) pair, for rotary models the pairs of dimensions and the score slid to
-other distances, and every head's position share with its badge.
+other distances, and every head's position share with its badge (`share_measure`, `share_undefined` and
+`shares_figure` also serve the Heads page's grid and the Attention page's head view).
 """
 
 from __future__ import annotations
+
+import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -13,6 +17,7 @@ import torch
 
 from model.score_parts import (
     CONTENT_MAX,
+    badge_for,
     FAST_PAIR_FRACTION,
     POSITIONAL_MIN,
     fast_pairs,
@@ -33,6 +38,76 @@ BAR_PARTS = 12  # the bar of one score names this many parts; the rest are summe
 MIN_DISTANCES = 64  # the score-against-distance curve reaches at least this far
 TABLE_TOKENS = 64  # beyond this many tokens the CSV holds the chosen query's row only
 TIDY_COLUMNS = ("layer", "head", "query_position", "key_position", "query_source", "key_source", "value")
+SHARE_TOKENS = 64  # the Heads grid and the head view compute shares up to this many tokens (SmolLM2: 270 heads of 32 pairs)
+NO_LIFT = "no lift"  # a head whose scores lift nothing on the sentence (each query sees one key or none, or level scores)
+THRESHOLDS = f"positional at {POSITIONAL_MIN:.0%} or more, content at {CONTENT_MAX:.0%} or less (negative shares too), mixed between"
+SIGNED = (
+    "The share is signed: below 0 % the position parts score the keys the head looks at lower than the average key "
+    "(the head looks there in spite of them); above 100 % the other parts pull the other way."
+)
+
+
+def share_measure(trace, layer: int) -> str:
+    """What a position share of `layer` counts as position, in words."""
+    if not _adds_position(trace):
+        return f"the fastest {FAST_PAIR_FRACTION:.0%} of the rotary pairs"
+    return "the parts made of position alone" + ("" if layer == 0 else " (the position embedding as this layer reads it directly)")
+
+
+def share_undefined(trace, layer: int) -> str | None:
+    """None where a head's position share answers "is this head positional?" (every layer of a rotary model,
+    the first layer of a model that adds positions), else why it does not, as a sentence."""
+    if trace.score_weights is None:
+        return f"{trace.model_name} carries no weights to split its scores with, so no head has a position share."
+    if trace.score_weights.layout == "post-norm" and layer > 0:
+        return "A post-norm model's scores are split at its first layer only, so only its heads there have a position share."
+    if _adds_position(trace) and layer > 0:
+        return (
+            "A head's position share is measured in the first layer of a model that adds positions to its tokens: "
+            "a later layer reads position already mixed with content by the layers before."
+        )
+    return None
+
+
+def share_badge(share: float) -> str:
+    """The badge of a share (`model.score_parts.badge_for`), or `NO_LIFT` for a NaN share."""
+    return NO_LIFT if math.isnan(share) else badge_for(share)
+
+
+def shares_figure(shares: list[float], layer: int, measure: str) -> dict:
+    """`head_shares_figure` of one layer, worded for a signed share, with a captioned gap for each head that
+    has no lift (NaN share)."""
+    badges = [share_badge(share) for share in shares]
+    with warnings.catch_warnings():  # every share NaN: the axis keeps its 0 … 100 % range
+        warnings.simplefilter("ignore", RuntimeWarning)
+        figure = head_shares_figure(
+            shares,
+            badges,
+            thresholds=(CONTENT_MAX, POSITIONAL_MIN),
+            title=f"Layer {layer}: each head's net lift from {measure}, as a share of its whole lift",
+        )
+    figure["layout"]["yaxis"]["title"] = {"text": "position parts' net lift ÷ whole lift"}
+    for trace in figure["data"]:
+        trace["hovertemplate"] = "%{x}: the position parts' net lift is %{y:.1%} of the whole lift<extra>" + trace["name"] + "</extra>"
+    gaps = [f"head {head}" for head, share in enumerate(shares) if math.isnan(share)]
+    if gaps:  # the gaps keep their place on the axis and say why they are empty
+        figure["data"].append(dict(type="bar", x=gaps, y=[None] * len(gaps), name=NO_LIFT, showlegend=False, hoverinfo="skip"))
+        figure["layout"]["xaxis"]["type"] = "category"
+        figure["layout"].setdefault("annotations", []).extend(
+            dict(
+                x=gap,
+                y=0,
+                xref="x",
+                yref="y",
+                text=NO_LIFT,
+                showarrow=False,
+                yanchor="bottom",
+                font=dict(size=12, color="#444444"),
+                hovertext="each query sees one key or none, or the head's scores are level: nothing to share out",
+            )
+            for gap in gaps
+        )
+    return figure
 
 
 def default_pair(trace, layer: int, head: int, sentence: int) -> tuple[int, int]:
@@ -224,26 +299,24 @@ def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, g
         content.values.update(pair_contributions=view.contribution.tolist(), thetas=view.theta.tolist())
 
     shares = head_position_shares(trace, layer, sentence)
-    measure = (
-        f"the fastest {FAST_PAIR_FRACTION:.0%} of the rotary pairs"
-        if not _adds_position(trace)
-        else "the parts made of position alone" + ("" if layer == 0 else " (the position embedding as this layer reads it directly)")
-    )
-    share_rows = {"layer": layer, "head": np.arange(len(shares)), "position_share": [s.position_share for s in shares], "badge": [s.badge for s in shares]}
+    values = [s.position_share for s in shares]
+    badges = [share_badge(value) for value in values]
+    share_rows = {"layer": layer, "head": np.arange(len(shares)), "position_share": values, "badge": badges}
     content.figure_tables["head-shares"] = lambda: pd.DataFrame(share_rows)
-    content.figures["head-shares"] = head_shares_figure(
-        [s.position_share for s in shares],
-        [s.badge for s in shares],
-        thresholds=(CONTENT_MAX, POSITIONAL_MIN),
-        title=f"Layer {layer}: the share of each head's lift that {measure} make",
-    )
+    content.figures["head-shares"] = shares_figure(values, layer, share_measure(trace, layer))
+    without = [head for head, value in enumerate(values) if math.isnan(value)]
+    gaps = ""
+    if without:
+        heads = "every head" if len(without) == len(values) else "head " + ", ".join(map(str, without))
+        gaps = f" On this sentence {heads} has no lift (each query sees one key or none, or its scores are level): a gap marked “{NO_LIFT}”."
     content.notice(
         "share-measure",
         "Lift: for each query, the pattern-weighted score minus the mean score over the keys it may see, summed over "
-        f"the queries. Badge: positional at {POSITIONAL_MIN:.0%} or more, content at {CONTENT_MAX:.0%} or less, mixed between.",
+        "the queries; a head's whole lift is never negative, and its parts' lifts add up to it. The bar is the position "
+        f"parts' net lift over the whole lift. {SIGNED} Badge: {THRESHOLDS}.{gaps}",
         "caption",
     )
-    content.values.update(shares=[s.position_share for s in shares], badges=[s.badge for s in shares])
+    content.values.update(shares=values, badges=badges)
     return content
 
 
