@@ -79,3 +79,125 @@ def pairs(sentences: dict[str, list[str]]) -> tuple[list[str], list[str]]:
     texts = [text for group in sentences.values() for text in group]
     senses = [sense for sense, group in sentences.items() for _ in group]
     return texts, senses
+
+
+# A second held-out set, written sentence by sentence in free syntax (questions, relative clauses,
+# "bank" as subject or object, words the corpus never uses), never used to choose anything in training.
+# Each entry is (sentence, cue): the cue is the word that tells the sense. The river and the money
+# sentence of the same rank share every word up to "bank", so only what follows can tell them apart
+# (sense after) or share nothing after the cue's side matters (sense before, read by a causal model).
+CUED_AFTER: dict[str, list[tuple[str, str]]] = {
+    "river": [
+        ("Grandpa went to the bank and waded into the water.", "water"),
+        ("Is that bank too steep for the fishermen?", "fishermen"),
+        ("Yesterday the bank collapsed, and mud slid into the river.", "mud"),
+        ("From the window, the bank looked green with reeds and wild mint.", "reeds"),
+        ("Nobody expected the bank to flood after one night of heavy rain.", "flood"),
+        ("Children love this bank because frogs hide in the wet grass.", "frogs"),
+        ("The northern bank is where the otters build their dens.", "otters"),
+        ("Halfway through the morning, the bank was flooded by the rising stream.", "stream"),
+        ("Please keep the dog away from the bank, since the water is deep there.", "water"),
+        ("Which bank did the canoe drift toward when the paddle broke?", "canoe"),
+        ("Her favourite bank has a quiet pond and a few willow trees.", "pond"),
+        ("The bank crumbled slowly as the stream wore it away.", "stream"),
+        ("On Sunday volunteers cleaned the bank, pulling rubbish from the muddy water.", "muddy"),
+        ("Every evening the bank fills with anglers and their long rods.", "anglers"),
+        ("A small bank of sand had formed where the two streams met.", "sand"),
+        ("We found the bank slippery after the lake had risen overnight.", "lake"),
+        ("Why is the bank lower where the ducks swim?", "ducks"),
+        ("The bank, soft and sandy, sloped gently down to the water.", "sandy"),
+        ("My cousin photographed the bank where the beavers had built a dam.", "beavers"),
+        ("For years the bank has been sinking into the river.", "river"),
+        ("By noon the bank was crowded with swimmers drying off in the sun.", "swimmers"),
+        ("Do not trust the bank when the river is high.", "river"),
+        ("I painted the bank with its tall grass, stones and a wooden jetty.", "grass"),
+        ("That bank is home to kingfishers, toads and dragonflies.", "kingfishers"),
+    ],
+    "money": [
+        ("Grandpa went to the bank and cashed his pension cheque.", "cashed"),
+        ("Is that bank open on Saturdays for deposits?", "deposits"),
+        ("Yesterday the bank raised its interest rates again.", "interest"),
+        ("From the window, the bank looked busy with customers at every counter.", "customers"),
+        ("Nobody expected the bank to refuse the mortgage for our flat.", "mortgage"),
+        ("Children love this bank because the cashier gives them sweets.", "cashier"),
+        ("The northern bank is where my aunt saves money.", "saves"),
+        ("Halfway through the morning, the bank ran out of coins.", "coins"),
+        ("Please keep the dog away from the bank, since the cashiers hate barking.", "cashiers"),
+        ("Which bank did the company borrow from when the factory closed?", "borrow"),
+        ("Her favourite bank has low fees and a friendly cashier.", "fees"),
+        ("The bank charged a fee when I paid with my card.", "fee"),
+        ("On Sunday volunteers cleaned the bank before the cashiers arrived on Monday.", "cashiers"),
+        ("Every evening the bank locks its safe and counts the notes.", "safe"),
+        ("A small bank lent the town a million euros for a new school.", "lent"),
+        ("We found the bank closed, so we used the cash machine outside.", "cash"),
+        ("Why is the bank asking for proof of my salary?", "salary"),
+        ("The bank, modern and bright, handled every payment online.", "payment"),
+        ("My cousin photographed the bank where robbers had stolen the gold.", "robbers"),
+        ("For years the bank paid almost no interest on savings.", "paid"),
+        ("By noon the bank was crowded with customers waiting to withdraw pensions.", "customers"),
+        ("Do not trust the bank if it hides its fees in small print.", "fees"),
+        ("I painted the bank with its cash machines and a golden sign.", "cash"),
+        ("That bank employs forty clerks who count money all day.", "money"),
+    ],
+}
+
+# The same for a causal model: the cue comes 1 to 6 words before "bank".
+CUED_BEFORE: dict[str, list[tuple[str, str]]] = {
+    "river": [
+        ("After wading across the shallow stream, Grandpa sat down on the bank.", "stream"),
+        ("The fishermen pulled their boats onto the bank before the storm.", "boats"),
+        ("Muddy water had soaked the whole bank overnight.", "water"),
+        ("Ducks and swans were sleeping along the bank when we arrived.", "swans"),
+        ("Is the river too deep near that bank for swimming?", "river"),
+        ("Our canoe bumped gently against the muddy bank.", "canoe"),
+        ("Frogs croaked loudly from the reeds on the bank.", "reeds"),
+        ("When the flood came, the water washed away half the bank.", "water"),
+        ("A heron waited patiently for fish near the bank.", "fish"),
+        ("We rowed slowly toward the far bank.", "rowed"),
+        ("Which part of the stream has the steepest bank?", "stream"),
+        ("Otters swam in the river and then climbed the bank.", "river"),
+        ("Tall willows shade the pond and its grassy bank.", "pond"),
+        ("After a swim in the lake, we dried off on the bank.", "lake"),
+        ("Her fishing rod slipped and fell down the bank.", "rod"),
+        ("Waves from the passing boat splashed over the bank.", "boat"),
+        ("Every spring the melting snow turns the stream brown and erodes its bank.", "stream"),
+        ("Wild mint and reeds cover the bank.", "reeds"),
+        ("The little boy threw pebbles into the water from the bank.", "water"),
+        ("Swimming against the current, she finally reached the bank.", "current"),
+        ("The river rose and covered the lowest bank.", "river"),
+        ("With our fishing rods ready, we walked along the bank.", "rods"),
+    ],
+    "money": [
+        ("After cashing her wages, Grandma went straight to the bank.", "wages"),
+        ("The robbers stole the gold from the bank before the alarm rang.", "gold"),
+        ("Borrowing money means a visit to the bank.", "money"),
+        ("Customers with cheques were queuing inside the bank.", "cheques"),
+        ("Is the interest higher at that bank for students?", "interest"),
+        ("Our company borrowed a million euros from the bank.", "euros"),
+        ("Coins and notes are counted at the bank.", "notes"),
+        ("When the salary came, the money went into the bank.", "money"),
+        ("A cashier waited patiently for customers at the bank.", "customers"),
+        ("We paid the rent online through the bank.", "rent"),
+        ("Which loan from the bank has the lowest interest?", "loan"),
+        ("The thieves dug a tunnel under the bank to reach the vault.", "thieves"),
+        ("Rich families keep their savings in the bank.", "savings"),
+        ("After paying the bills, we checked the balance with the bank.", "balance"),
+        ("Her credit card was blocked by the bank.", "credit"),
+        ("The clerk counted the cash and locked it in the bank.", "cash"),
+        ("Every month my pension is paid by the bank.", "pension"),
+        ("Loans and mortgages are handled by the bank.", "mortgages"),
+        ("The man with the unpaid debt was called by the bank.", "debt"),
+        ("Paying with a cheque, she opened an account at the bank.", "account"),
+        ("Dollars were changed into euros at the bank.", "euros"),
+        ("With our savings ready, we walked into the bank.", "savings"),
+    ],
+}
+
+
+def uncued(cued: dict[str, list[tuple[str, str]]]) -> dict[str, list[str]]:
+    """The sentences of a cued set, without their cues (the shape `pairs` takes)."""
+    return {sense: [sentence for sentence, _ in group] for sense, group in cued.items()}
+
+
+BANK_AFTER_VARIED = uncued(CUED_AFTER)
+BANK_BEFORE_VARIED = uncued(CUED_BEFORE)
