@@ -7,6 +7,11 @@ not to be edited to make a number look better.
 
 from __future__ import annotations
 
+import argparse
+import re
+
+import torch
+
 # Everyday sentences, for the share of unknown tokens a tokenizer gives.
 EVERYDAY = [
     "The teacher explained attention to the class.",
@@ -83,9 +88,9 @@ def pairs(sentences: dict[str, list[str]]) -> tuple[list[str], list[str]]:
 
 # A second held-out set, written sentence by sentence in free syntax (questions, relative clauses,
 # "bank" as subject or object, words the corpus never uses), never used to choose anything in training.
-# Each entry is (sentence, cue): the cue is the word that tells the sense. The river and the money
-# sentence of the same rank share every word up to "bank", so only what follows can tell them apart
-# (sense after) or share nothing after the cue's side matters (sense before, read by a causal model).
+# Each entry is (sentence, cue): the cue is the word that tells the sense. Sense after: the river and
+# the money sentence of the same rank share every word up to "bank", so only what follows tells them
+# apart, and the cue is 1 to 6 words after "bank".
 CUED_AFTER: dict[str, list[tuple[str, str]]] = {
     "river": [
         ("Grandpa went to the bank and waded into the water.", "water"),
@@ -201,3 +206,67 @@ def uncued(cued: dict[str, list[tuple[str, str]]]) -> dict[str, list[str]]:
 
 BANK_AFTER_VARIED = uncued(CUED_AFTER)
 BANK_BEFORE_VARIED = uncued(CUED_BEFORE)
+
+
+def bank_split(model, sentences: dict[str, list[str]], layer: int | None = None) -> float:
+    """How far apart the senses of "bank" sit: centroid distance / mean spread on the PCA of the occurrences.
+
+    The README's measure, the Embeddings page's ratio (`model.embeddings.embedding_projection`), at the
+    last layer by default, for any number of sentences: a trace holds at most `MAX_SENTENCES`, so the
+    sentences are traced in batches and every batch's real tokens make the space the vectors are centred
+    in. Each sentence holds "bank" once; its vector is the mean of its pieces.
+    """
+    from model.embeddings import pca_2d, sense_ratio
+    from model.trace import MAX_SENTENCES
+
+    texts, senses = pairs(sentences)
+    banks, spaces = [], []
+    for start in range(0, len(texts), MAX_SENTENCES):
+        trace = model.trace(texts[start : start + MAX_SENTENCES])
+        hidden = trace.hidden_states[trace.n_layers if layer is None else layer]  # [batch, pos, d_model]
+        spaces.append(hidden[trace.key_valid])  # [n_tokens, d_model]
+        for sentence, (text, tokens) in enumerate(zip(trace.texts, trace.tokens)):
+            spans = [m.span() for m in re.finditer(r"\bbank\b", text, flags=re.IGNORECASE)]
+            if len(spans) != 1:
+                raise ValueError(f"{text!r} holds 'bank' {len(spans)} times, not once")
+            ((start_char, end_char),) = spans
+            positions = [p for p, t in enumerate(tokens) if t.start < end_char and t.end > start_char]
+            banks.append(hidden[sentence, positions].mean(dim=0))
+    space = torch.cat(spaces)
+    unit = torch.nn.functional.normalize(torch.stack(banks) - space.mean(dim=0), dim=-1)  # [occurrence, d_model]
+    axes, _ = pca_2d(unit)
+    return sense_ratio((unit - unit.mean(dim=0)) @ axes.T, senses)[0]
+
+
+def bank_sets() -> dict[str, dict[str, list[str]]]:
+    """Every set the bank split is reported on, per side (sense after or before the word): the held-out
+    pairs, the held-out sentences in free syntax, and the development set (the only one training choices read)."""
+    from model.bank_dev import development_set
+
+    return {
+        "after held-out": BANK_AFTER,
+        "after held-out-free": BANK_AFTER_VARIED,
+        "after development": development_set("after"),
+        "before held-out": BANK_BEFORE,
+        "before held-out-free": BANK_BEFORE_VARIED,
+        "before development": development_set("before"),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m model.heldout", description="The bank split of each model on each set.")
+    parser.add_argument("models", nargs="*", default=["toy", "toy-bidirectional"], help="model names for load_model (e.g. minilm)")
+    parser.add_argument("--sets", nargs="*", help="only the sets named by one of these words (after, before, held-out, held-out-free, development)")
+    args = parser.parse_args(argv)
+    from model import load_model
+
+    sets = {name: s for name, s in bank_sets().items() if not args.sets or any(word in name.split() for word in args.sets)}
+    print(f"{'set':32}" + "".join(f"{name:>20}" for name in args.models))
+    loaded = [load_model(name) for name in args.models]
+    for name, sentences in sets.items():
+        print(f"{name:32}" + "".join(f"{bank_split(model, sentences):>20.2f}" for model in loaded))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
