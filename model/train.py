@@ -47,6 +47,7 @@ class TrainConfig:
     context_weight: float = 20.0  # bidirectional models: weight of predicting the sentence's hidden words from a word's vector
     context_share: float = 0.25  # bidirectional models: share of the positions asked for them (a sample keeps it cheap)
     seed: int = 0
+    bank_variety: float = 0.0  # share of the corpus's "bank" sentences written in free frames (model.corpus.sentences)
 
 
 def default_model_config(causal: bool = True) -> ToyConfig:
@@ -191,7 +192,7 @@ def train(
     torch.manual_seed(train_config.seed)
     model = ToyTransformer(model_config)
     model.train()
-    corpus = texts if texts is not None else sentences(train_config.n_sentences, seed=train_config.seed)
+    corpus = texts if texts is not None else sentences(train_config.n_sentences, seed=train_config.seed, bank_variety=train_config.bank_variety)
     input_ids, key_valid = encode_corpus(model.tokenizer, corpus)
     generator = torch.Generator().manual_seed(train_config.seed)
     neighbours = None
