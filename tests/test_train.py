@@ -8,6 +8,7 @@ checkpoint, step for step.
 
 import hashlib
 import json
+import math
 
 import pytest
 import torch
@@ -160,3 +161,48 @@ def test_a_checkpoint_of_two_stages_records_both(tmp_path, monkeypatch):
     assert training.TRAIN_STAGES["toy-bidirectional"][1:] == [
         TrainConfig(**stage) for stage in json.loads((BIDIRECTIONAL_CHECKPOINT / "training.json").read_text()).get("then", [])
     ]
+
+
+def test_rarity_is_the_inverse_document_frequency():
+    from model.train import rarity
+
+    input_ids = torch.tensor([[2, 3, 0], [2, 4, 4]])  # 0 is padding in the first sentence
+    key_valid = torch.tensor([[True, True, False], [True, True, True]])
+    idf = rarity(input_ids, key_valid, 6)
+    assert idf.tolist() == pytest.approx([0.0, 0.0, 0.0, math.log(2), math.log(2), 0.0])  # token 2 in both: log 1
+
+
+def test_position_covariance_sees_a_word_vector_that_follows_its_position():
+    from model.train import position_covariance
+
+    generator = torch.Generator().manual_seed(0)
+    input_ids = torch.randint(2, 20, (8, 10), generator=generator)
+    key_valid = torch.ones(8, 10, dtype=torch.bool)
+    vectors = torch.randn(8, 10, 16, generator=generator)
+    following = vectors.clone()
+    following[..., 0] += 2 * torch.arange(10).float()  # one direction grows with the position
+    assert position_covariance(following, input_ids, key_valid) > 10 * position_covariance(vectors, input_ids, key_valid)
+    same_word = torch.full((8, 10), 5)
+    assert position_covariance(vectors[:, :1].expand(8, 10, 16), same_word, key_valid) < 1e-10  # one vector everywhere: 0
+
+
+def test_context_bag_of_the_sentence_and_idf_change_the_loss():
+    from model.toy import ToyTransformer
+    from model.train import ContextHead, encode_corpus, loss_on_batch
+
+    model = ToyTransformer(ToyConfig(n_layers=1, n_heads=2, d_model=16, d_mlp=32, causal=False, tokenizer="bpe"))
+    input_ids, key_valid = encode_corpus(model.tokenizer, sentences(8, seed=2))
+    head = ContextHead(16, torch.Generator().manual_seed(0))
+    losses = {}
+    for bag, idf in (("hidden", None), ("sentence", None), ("sentence", torch.rand(model.d_vocab, generator=torch.Generator().manual_seed(1)))):
+        settings = TrainConfig(context_bag=bag, context_share=1.0, context_weight=1.0)
+        losses[bag, idf is None] = float(loss_on_batch(model, input_ids, key_valid, torch.Generator().manual_seed(3), settings, context=head, idf=idf))
+    assert len(set(losses.values())) == 3 and all(math.isfinite(v) for v in losses.values())
+
+
+def test_free_bank_frames_change_only_the_bank_sentences_they_write():
+    templates, free = sentences(2000, seed=3), sentences(2000, seed=3, bank_variety=1.0)
+    assert sentences(2000, seed=3, bank_variety=0.0) == templates  # off: the same draws
+    new = set(free) - set(templates)
+    assert len(new) > 300 and all("bank" in s.lower() for s in new)
+    assert not any(s.lower().startswith(held) for s in free for held in BANK)
