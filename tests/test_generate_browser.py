@@ -79,3 +79,47 @@ def test_play_steps_to_the_end_and_pause_stops_it(server):
         with pytest.raises(PlaywrightTimeout):  # paused: no tick moves it
             page.wait_for_function(f"() => ({SHOWN})() !== '{stopped}'", timeout=4_000 * TICK_S)
         assert stopped < n and f"step={stopped - 1}" in page.url and page.locator("[data-testid=stException]").count() == 0
+
+
+STRIP = "() => Array.from(document.querySelectorAll('.js-plotly-plot')).find(g => (g.querySelector('.gtitle')?.textContent || '').startsWith('Step '))"
+LABELS = f"""() => {{  // the labels drawn in the token strip (the chart titled "Step …"): text, box, and the box of its token
+  const strip = ({STRIP})();
+  const rect = r => ({{left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width, height: r.height}});
+  const texts = Array.from(strip.querySelectorAll('.main-svg text')).filter(  // the traces' own text: not the title, legend or hover
+    t => !t.closest('.infolayer, .hoverlayer') && t.getBoundingClientRect().width > 0 && t.textContent.trim());
+  return {{
+    width: strip.getBoundingClientRect().width,
+    tokens: strip.data.reduce((n, trace) => n + trace.x.length, 0),
+    labels: texts.map(t => ({{text: t.textContent, box: rect(t.getBoundingClientRect()),
+                             token: t.closest('.point') ? rect(t.closest('.point').querySelector('path').getBoundingClientRect()) : null}})),
+  }};
+}}"""
+
+
+def overlap(a, b) -> bool:
+    return min(a["right"], b["right"]) - max(a["left"], b["left"]) > 1 and min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > 1
+
+
+@pytest.mark.parametrize("width, height", [(390, 844), (1440, 900)])
+def test_the_token_strip_labels_never_overlap(server, width, height):
+    """Each label inside its own token's box, none over another; on a wide screen every token is labelled,
+    on a phone most are (the others on hover)."""
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(f"{server}/Generate?gen_n=16&step=15")
+        page.locator("h1").first.wait_for(timeout=120_000)
+        settle(page, timeout=180_000)
+        page.wait_for_function(STRIP, timeout=60_000)
+        page.evaluate(f"() => ({STRIP})().scrollIntoView()")
+        settle(page)
+        seen = page.evaluate(LABELS)
+        labels = seen["labels"]
+        assert seen["width"] <= width
+        for i, a in enumerate(labels):
+            assert not [b for b in labels[i + 1 :] if overlap(a["box"], b["box"])], a
+        for a in labels:
+            assert a["token"] is not None, a  # a label is its token box's own text
+            inside = a["box"]["left"] >= a["token"]["left"] - 1 and a["box"]["right"] <= a["token"]["right"] + 1
+            assert inside and a["box"]["top"] >= a["token"]["top"] - 1 and a["box"]["bottom"] <= a["token"]["bottom"] + 1, a
+        assert len(labels) == seen["tokens"] if width > 1000 else len(labels) >= 0.75 * seen["tokens"]
+        assert min(label["box"]["height"] for label in labels) >= 2 * 10  # a token and its id, at 10 px or more
