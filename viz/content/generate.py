@@ -132,8 +132,8 @@ def generate_page(run, step: int, layer: int = 0, k: int = 10) -> PageContent:
     """Figures `generate-tokens` (prompt and tokens written, the new one marked), `generate-candidates` (the
     top `k` the token was chosen from, the cut shown), `generate-query-row` (the new query row of every head
     of `layer` over every key so far), `generate-cache` (bytes against tokens), `generate-cache-keys` (the
-    layer's cached keys, the rows this step added outlined); table `run` (see `run_table`); values for the
-    page's prose.
+    layer's cached keys, the rows this step added outlined); table `candidates`; values for the page's
+    prose. The whole run's table is `run_table(run)`, the same for every step.
 
     `run` is a `model.generate.Generation`; `step` counts from 0."""
     content = PageContent()
@@ -207,7 +207,6 @@ def generate_page(run, step: int, layer: int = 0, k: int = 10) -> PageContent:
         title=f"Layer {layer}: the cached keys, {s.n_keys} rows; step {step + 1} added {new_rows} (outlined)",
     )
 
-    content.tables["run"] = run_table(run)
     content.tables["candidates"] = pd.DataFrame(
         [dict(rank=c.rank, token=c.text, id=c.id, probability=round(c.probability, 6), kept=c.kept, written=c.id == s.chosen) for c in shown]
     )
