@@ -28,6 +28,7 @@ def open_generate(browser, server, query: str):
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     page.goto(f"{server}/Generate?{query}")
     page.locator("h1").first.wait_for(timeout=120_000)
+    page.locator(STEP).wait_for(timeout=180_000)  # the page's run has drawn the step controls (a click before would be lost)
     settle(page, timeout=180_000)
     assert page.locator("[data-testid=stException]").count() == 0
     return page

@@ -78,7 +78,6 @@ def run_controls(settings: Settings) -> None:
 
 
 PLAYING = "generate_playing"  # session state: the run plays, a step every TICK_S
-FROM_PAGE = "generate_from_page"  # session state: the step part is drawn by the page's run, not by its own
 TICK_S = 0.7  # seconds between two steps while playing
 
 
@@ -113,12 +112,12 @@ def step_by_step(context: PageContext, run: Generation, draw: Callable[[PageCont
     last = len(run.steps) - 1
     ticking = bool(state.get(PLAYING)) and last > 0
     state[PLAYING] = ticking
-    state[FROM_PAGE] = True
+    page_run = [True]  # taken by the part's first call, in the page's run: the part's own reruns find it empty
     keys_before = frozenset(state.get(KEYS, ()))  # the chart keys drawn above this part in the page's run
 
     @st.fragment(run_every=TICK_S if ticking else None)
     def step_part():
-        from_page = state.pop(FROM_PAGE, False)
+        from_page = bool(page_run) and page_run.pop()
         if state.get(PLAYING, False) != ticking:  # Play or Pause was pressed, a step chosen, or the end reached
             st.rerun()
         state[KEYS] = set(keys_before)  # this part's charts keep their keys, and so their drawings (ui.figures.chart_key)
