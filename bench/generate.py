@@ -8,6 +8,13 @@
   (targets: ≤ 4 s and ≤ 0.5 s), and the median time to build one step's figures (target ≤ 0.15 s); beside
   them transformers' own `generate` of the same tokens, which records nothing: what the model itself costs.
 
+- `--browser`: a step change as a user feels it, in chromium against `streamlit run app.py`: the Generate
+  page's → button clicked through every step (toy: 16 new tokens; SmolLM2: 8 after "The capital of
+  France is"), each click timed (browser clock) until the first chart changed and until the last one did
+  (every chart in the window drawn again; target ≤ 0.15 s), with the server's CPU seconds and the browser's main-thread seconds per step.
+  `--compare REV` serves that git revision too (`git archive` into a temporary folder) and alternates the
+  two servers round by round: the machine is shared, so the A/B is measured under the same load.
+
 Wall and CPU seconds, median of `--repeats` runs; torch uses the app's thread count (ATTENTION_VIZ_TORCH_THREADS, default 1).
 With one thread, CPU seconds are what an idle machine's wall clock would show; on a shared machine the wall
 clock also counts the other processes' turns, so the verdicts read CPU seconds (as `bench.engine` reports them).
@@ -18,6 +25,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
 
 from bench.engine import load, text_of_tokens, timed
 
@@ -116,11 +128,129 @@ def transformers_generate(model, repeats: int) -> tuple[float, float]:
     return median_times(generate, repeats)
 
 
+BROWSER_RUNS = {  # model: (the link's query, steps clicked through)
+    "toy": ("gen_n=16", 15),
+    "smollm2": ("model=smollm2&gen_n=8&prompt=The+capital+of+France+is", 7),
+}
+NEXT = ".st-key-generate_next button"
+
+
+@contextmanager
+def served(root: Path):
+    """`streamlit run app.py` in `root` on a free loopback port, in its own process group: yields (url, pid)."""
+    from bench.coldstart import _stop
+    from deploy.serve import free_port, healthy, streamlit_command
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(
+            streamlit_command(port), cwd=root, env=dict(os.environ, HF_HUB_OFFLINE="1"), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while not healthy(url):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    raise RuntimeError(f"streamlit did not start in {root}: {log.read()[-800:]!r}")
+                time.sleep(0.2)
+            yield url, process.pid
+        finally:
+            _stop(process)
+
+
+@contextmanager
+def revision(rev: str):
+    """The files of git revision `rev` of this repository, in a temporary folder."""
+    from bench.coldstart import ROOT
+
+    with tempfile.TemporaryDirectory(prefix="bench-generate-") as folder:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+        yield Path(folder)
+
+
+def step_clicks(page, url: str, model: str, pid: int) -> dict:
+    """Every step of the model's run clicked through with the → button: per click, seconds until the first
+    chart changed, until the last (the page settled: bench.browser), and the server's CPU seconds."""
+    from bench.browser import CHART, _input_time, _wait_settled, browser_busy, cpu_seconds
+
+    query, steps = BROWSER_RUNS[model]
+    page.goto(f"{url}/Generate?{query}")
+    page.wait_for_selector(CHART, timeout=300_000)
+    page.locator(NEXT).first.wait_for(timeout=300_000)
+    _wait_settled(page, 0, timeout_s=300, expect_change=False)
+    first, last, cpu, busy = [], [], [], []
+    for _ in range(steps):
+        cpu0, busy0 = cpu_seconds(pid), browser_busy(page)[0]
+        page.locator(NEXT).first.click()
+        t0 = _input_time(page)
+        changed, _ = _wait_settled(page, t0)
+        changes = [c for c in page.evaluate("__bench.changes") if c > t0]
+        cpu.append(cpu_seconds(pid) - cpu0)
+        busy.append(browser_busy(page)[0] - busy0)
+        if changed is not None:
+            first.append(changed)
+            last.append((max(changes) - t0) / 1000)
+    return dict(first=first, last=last, cpu=cpu, busy=busy, missed=steps - len(first))
+
+
+def browser_steps(models: list[str], rounds: int, compare: str | None, log=print) -> dict:
+    """`step_clicks` for each model, `rounds` times; with `compare`, that revision's server and this tree's
+    alternate, round by round. Returns {(variant, model): {first, last, cpu, missed}} (lists over rounds and steps)."""
+    from contextlib import ExitStack
+
+    from bench.browser import monitored_page
+    from bench.coldstart import ROOT
+
+    with ExitStack() as stack:
+        roots = {"this tree": ROOT}
+        if compare:
+            roots = {compare: stack.enter_context(revision(compare)), **roots}
+        servers = {name: stack.enter_context(served(root)) for name, root in roots.items()}
+        results: dict = {}
+        for round_ in range(rounds):
+            for model in models:
+                for name, (url, pid) in servers.items():
+                    with monitored_page() as page:
+                        r = step_clicks(page, url, model, pid)
+                    into = results.setdefault((name, model), dict(first=[], last=[], cpu=[], busy=[], missed=0))
+                    for part in ("first", "last", "cpu", "busy"):
+                        into[part] += r[part]
+                    into["missed"] += r["missed"]
+                    first, last = (statistics.median(r[part] or [float("nan")]) for part in ("first", "last"))
+                    log(f"  round {round_ + 1} {model:<8} {name:<12} first changed {first:.3f} s, last {last:.3f} s (median of {len(r['first'])})")
+        return results
+
+
+def format_steps(results: dict) -> str:
+    head = f"{'model':<8} {'server':<12} {'steps':>5}  {'first chart changed':>22}  {'last chart changed':>22}  {'server CPU':>10}  {'browser busy':>12}"
+    lines = [f"{head}  target ≤{TARGETS['redraw_s']:g} s"]
+    for (name, model), r in results.items():
+        first, last = r["first"] or [float("nan")], r["last"] or [float("nan")]
+        verdict = "met" if statistics.median(last) <= TARGETS["redraw_s"] else "MISSED"
+        cpu, busy = statistics.median(r["cpu"]), statistics.median(r["busy"])
+        lines.append(
+            f"{model:<8} {name:<12} {len(first):>5}  median {statistics.median(first):.3f}, worst {max(first):.3f}  "
+            f"median {statistics.median(last):.3f}, worst {max(last):.3f}  {cpu:>8.3f} s  {busy:>10.3f} s  {verdict} (median of the last)"
+            + (f"; {r['missed']} clicks changed no chart" if r["missed"] else "")
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.generate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="sequence lengths for the cached-step comparison")
+    parser.add_argument("--browser", action="store_true", help="instead: a step change in chromium, click → charts changed (toy and SmolLM2)")
+    parser.add_argument("--models", default="toy,smollm2", help="--browser: toy, smollm2 or both")
+    parser.add_argument("--compare", metavar="REV", help="--browser: also serve git revision REV, alternating with this tree")
     args = parser.parse_args(argv)
+    if args.browser:
+        models = [m for m in args.models.split(",") if m in BROWSER_RUNS]
+        print(f"A step change in chromium, 1440 × 900; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.repeats} rounds")
+        print(format_steps(browser_steps(models, args.repeats, args.compare)))
+        return
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
     import torch

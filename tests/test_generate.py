@@ -184,7 +184,7 @@ def test_the_run_stops_at_the_context():
 def test_the_page_shows_one_step():
     import numpy as np
 
-    from viz.content.generate import generate_page
+    from viz.content.generate import generate_page, run_table
 
     model = load_model("toy")
     run = model.generate(PROMPT, 6, temperature=1.0, top_k=3, seed=0)
@@ -217,7 +217,8 @@ def test_the_page_shows_one_step():
     keys = figs["generate-cache-keys"].data[0]
     np.testing.assert_allclose(np.asarray(keys.z)[:, : model.d_head], s.keys[layer, 0].numpy())
 
-    table = content.tables["run"]
+    assert set(content.tables) == {"candidates"}  # the run's table is the same at every step: `run_table`, once
+    table = run_table(run)
     assert list(table.columns) == ["step", "position", "token", "id", "probability", "drawn_probability", "rank", "kept", "written"]
     written_rows = table[table.written]
     assert written_rows.id.tolist() == run.token_ids and written_rows.position.tolist() == [t.position + 1 for t in run.steps]

@@ -100,3 +100,38 @@ def test_smollm2_writes_paris_and_the_page_shows_its_grouped_heads(smollm2):
     assert query_row(at).shape == (9, 5)
     shown = " ".join(c.value for c in at.caption).replace("\\", "")
     assert "9 query heads share 3 cached key/value heads" in shown and "(×3)" in shown
+
+
+def test_play_starts_from_the_step_shown_and_a_step_by_hand_or_pause_stops_it():
+    from ui.generate import PLAYING
+
+    at = open_page({"prompt": PROMPT, "gen_n": "4", "step": "1"})
+    assert at.button(key="generate_play").label == "Play"
+    at.button(key="generate_play").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state[PLAYING] and at.button(key="generate_play").label == "Pause"
+    assert chart_titled(at, ["Step 2 of 4"])  # the page's own run draws the step shown; the timer's ticks move it
+    at.button(key="generate_next").click().run()  # a step by hand stops playing
+    assert not at.session_state[PLAYING] and at.button(key="generate_play").label == "Play"
+    assert chart_titled(at, ["Step 3 of 4"]) and at.query_params["step"] == "2"
+    at.button(key="generate_play").click().run()
+    at.button(key="generate_play").click().run()  # Pause
+    assert not at.session_state[PLAYING] and at.button(key="generate_play").label == "Play"
+    assert chart_titled(at, ["Step 3 of 4"]) and at.query_params["step"] == "2"
+
+
+def test_play_on_the_last_step_starts_again_from_the_first():
+    from ui.generate import PLAYING
+
+    at = open_page({"prompt": PROMPT, "gen_n": "4", "step": "3"})
+    assert at.button(key="generate_next").disabled
+    at.button(key="generate_play").click().run()
+    assert at.session_state[PLAYING] and chart_titled(at, ["Step 1 of 4"]) and at.query_params.get("step") is None
+    at.select_slider(key="w_step").set_value(2).run()  # the slider moved by hand stops playing too
+    assert not at.session_state[PLAYING] and chart_titled(at, ["Step 3 of 4"])
+
+
+def test_a_run_of_one_step_has_no_step_controls():
+    at = open_page({"prompt": PROMPT, "gen_n": "1"})
+    assert chart_titled(at, ["Step 1 of 1"])
+    assert [b.key for b in at.button if b.key and b.key.startswith("generate_")] == ["generate_open_attention"]
