@@ -10,75 +10,9 @@ import pandas as pd
 from model.generate import Candidate
 from viz.content import figure_tables as tables
 from viz.content.page import PageContent
-from viz import plain
-from viz.generate import ROLES, cache_growth_figure, cache_rows_figure, candidates_figure
+from viz.generate import cache_growth_figure, cache_rows_figure, candidates_figure, written_strip
 from viz.labels import safe_label
 from viz.prediction import last_row_figure
-
-
-STRIP_ROW_WIDTH = 40  # characters in a row of the token strip: a phone's column shows most labels at 10 px or more
-STRIP_FONT_PX, STRIP_MIN_FONT_PX = 15, 10  # a label's size where its box allows, and the smallest shown
-
-
-def written_strip(tokens: list[str], ids: list[int], n_prompt: int, *, title: str, row_width: float = STRIP_ROW_WIDTH) -> dict:
-    """The prompt's tokens, then the tokens written so far, the last one marked as this step's new token:
-    a box per token, wrapped into rows of about `row_width` characters, holding its text (spaces as ␣)
-    and its id underneath.
-
-    The boxes are horizontal bars and the labels their text inside (`textposition="inside"`), so a label
-    never leaves its box: plotly.js sizes every label to the narrowest box the screen gives (at most
-    STRIP_FONT_PX), and hides a label that would be smaller than STRIP_MIN_FONT_PX (`uniformtext`); the
-    hover names every token. On a phone the boxes are narrow: some long tokens show only on hover."""
-    labels = [safe_label(t, visible_spaces=True) for t in tokens]
-    roles = ["prompt" if i < n_prompt else "written" for i in range(len(tokens))]
-    if len(tokens) > n_prompt:
-        roles[-1] = "new"
-    boxes, x, row = [], 0.0, 0  # (left, width, row) of each box
-    for label in labels:
-        width = max(len(html.unescape(label)), 2) + 1.0  # room for the id under a one-character token
-        if x > 0 and x + width > row_width:
-            x, row = 0.0, row + 1
-        boxes.append((x, width, row))
-        x += width + 0.4
-    data = []
-    for role, (name, colour) in ROLES.items():
-        members = [i for i, r in enumerate(roles) if r == role]
-        if not members:
-            continue
-        strong = role == "new"
-        red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
-        data.append(
-            dict(
-                type="bar",
-                orientation="h",
-                base=[boxes[i][0] for i in members],
-                x=[boxes[i][1] for i in members],
-                y=[boxes[i][2] for i in members],
-                width=0.8,
-                marker=dict(color=f"rgba({red},{green},{blue},{0.45 if strong else 0.28})", line=dict(color=colour, width=4 if strong else 2)),
-                text=[f"{'<b>' + labels[i] + '</b>' if strong else labels[i]}<br><span style='font-size:0.7em;fill:#444444'>{ids[i]}</span>" for i in members],
-                textposition="inside",
-                insidetextanchor="middle",
-                textangle=0,
-                textfont=dict(family="monospace", size=STRIP_FONT_PX, color="black"),
-                hovertext=[f"position {i}: {labels[i]}<br>id {ids[i]}<br>{name}" for i in members],
-                hovertemplate="%{hovertext}<extra></extra>",
-                name=name,
-            )
-        )
-    n_rows = boxes[-1][2] + 1 if boxes else 1
-    layout = dict(
-        title=plain.title(title),
-        barmode="overlay",
-        uniformtext=dict(mode="hide", minsize=STRIP_MIN_FONT_PX),
-        xaxis=dict(visible=False, range=[-0.5, row_width + 0.5], fixedrange=True),
-        yaxis=dict(visible=False, range=[n_rows - 0.5, -0.5], fixedrange=True),
-        height=110 + 52 * n_rows,
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0),
-        margin=dict(l=10, r=10, t=80, b=10),
-        meta=dict(table=dict(columns=["position", "token", "id", "role"], rows=[[i, t, int(d), r] for i, (t, d, r) in enumerate(zip(tokens, ids, roles))])),
-    )
-    return plain.figure(data, layout)
 
 
 def plain_token(text: str) -> str:
