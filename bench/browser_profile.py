@@ -134,20 +134,46 @@ def _close(frame: list, totals: collections.Counter) -> None:
     totals[kind or script or f"other ({event['name']})"] += own
 
 
-def profile(page, url: str, toggles: int) -> tuple[dict[str, float], int]:
-    """The main thread's seconds by kind over `toggles` flips of the scaling toggle at `url`."""
+def js_by_function(profile: dict, top: int = 12) -> tuple[dict[str, float], list[tuple[str, float]]]:
+    """From a CDP sampling profile (`Profiler.stop`): JavaScript seconds by script (`script_of`) and the
+    `top` functions by self time, "name (file)"."""
+    nodes = {node["id"]: node for node in profile["nodes"]}
+    own: collections.Counter = collections.Counter()
+    for node_id, delta in zip(profile["samples"], profile["timeDeltas"]):
+        own[node_id] += delta
+    by_script: collections.Counter = collections.Counter()
+    by_function: collections.Counter = collections.Counter()
+    for node_id, micro in own.items():
+        frame = nodes[node_id]["callFrame"]
+        name = frame["functionName"] or "(anonymous)"
+        if name in ("(idle)", "(program)", "(garbage collector)", "(root)"):
+            by_script[name] += micro
+            continue
+        by_script[script_of(frame["url"])] += micro
+        by_function[f"{name} ({frame['url'].rsplit('/', 1)[-1][:40]}:{frame['lineNumber']})"] += micro
+    return {k: v / 1e6 for k, v in by_script.items()}, [(k, v / 1e6) for k, v in by_function.most_common(top)]
+
+
+def profile(page, url: str, toggles: int) -> tuple[dict[str, float], dict[str, float], list[tuple[str, float]]]:
+    """Over `toggles` flips of the scaling toggle at `url`: the main thread's seconds by kind (trace),
+    JavaScript's seconds by script and its busiest functions (sampling profiler)."""
     page.goto(url)
     page.wait_for_selector(CHART, timeout=180_000)
     _wait_settled(page, 0, timeout_s=180, expect_change=False)
     browser = page.context.browser
+    session = page.context.new_cdp_session(page)
+    session.send("Profiler.enable")
+    session.send("Profiler.setSamplingInterval", {"interval": 200})
     browser.start_tracing(page=page, categories=CATEGORIES.split(","))
+    session.send("Profiler.start")
     for _ in range(toggles):
         since = page.evaluate("performance.now()")
         page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
         _wait_settled(page, since)
+    sampled = session.send("Profiler.stop")["profile"]
     trace = json.loads(browser.stop_tracing())
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
-    return self_times(events), toggles
+    return (self_times(events), *js_by_function(sampled))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -163,11 +189,17 @@ def main(argv: list[str] | None = None) -> None:
     try:
         with monitored_page(args.throttle) as page:
             for n in sizes:
-                times, count = profile(page, attention_url(server.url, args.model, texts[n]), args.toggles)
-                total = sum(times.values())
-                print(f"\n{args.model}, {n} tokens, browser CPU ×{args.throttle:g}: main thread {total / count:.3f} s per toggle")
-                for name, seconds in sorted(times.items(), key=lambda item: -item[1])[:14]:
-                    print(f"  {name:<40} {seconds / count:7.3f} s  {100 * seconds / total:5.1f} %")
+                times, scripts, functions = profile(page, attention_url(server.url, args.model, texts[n]), args.toggles)
+                count, total = args.toggles, sum(times.values())
+                print(f"\n{args.model}, {n} tokens, browser CPU ×{args.throttle:g}: main thread {total / count:.3f} s per toggle (trace)")
+                for name, seconds in sorted(times.items(), key=lambda item: -item[1])[:10]:
+                    print(f"  {name:<44} {seconds / count:7.3f} s  {100 * seconds / total:5.1f} %")
+                print("  JavaScript by script (sampling profiler, per toggle):")
+                for name, seconds in sorted(scripts.items(), key=lambda item: -item[1]):
+                    print(f"    {name:<42} {seconds / count:7.3f} s")
+                print("  busiest functions (self time per toggle):")
+                for name, seconds in functions:
+                    print(f"    {name[:70]:<70} {seconds / count:7.3f} s")
     finally:
         server.stop()
     sys.stdout.flush()
