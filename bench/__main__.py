@@ -1,7 +1,9 @@
 """`python -m bench [--sizes 16,64] [--quick] [--json PATH] [--models toy,distilbert] [--skip coldstart,...]`
 
 `python -m bench --browser [--sizes 16,128,512] [--models toy,minilm,smollm2] [--only toggles,class] [--class-size 40]`:
-what a user feels, in chromium against `streamlit run app.py` (bench.browser).
+what a user feels, in chromium against `streamlit run app.py` (bench.browser). `--only memory` (bench.memory:
+the server's RSS over forty 500-token texts per model) and `--only viewers` (bench.viewers: a fresh tab's
+first chart, idle and while a training runs) run only when asked.
 """
 
 from __future__ import annotations
