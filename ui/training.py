@@ -7,7 +7,6 @@ import itertools
 import os
 import threading
 import time
-from contextlib import contextmanager
 
 import pandas as pd
 import streamlit as st
@@ -27,36 +26,6 @@ def cpu_budget_s(environ=os.environ) -> float:
         return max(1.0, float(environ.get("ATTENTION_VIZ_TRAIN_CPU_S", "120")))
     except ValueError:
         return 120.0
-
-
-def train_nice(environ=os.environ) -> int:
-    """How much lower the training's thread runs than the pages' threads, as a nice value
-    (ATTENTION_VIZ_TRAIN_NICE, default 10; 0: the same): when both want a core, the viewers' pages go first."""
-    try:
-        return min(19, max(0, int(environ.get("ATTENTION_VIZ_TRAIN_NICE", "10"))))
-    except ValueError:
-        return 10
-
-
-@contextmanager
-def lower_priority(nice: int):
-    """Run the block with the calling thread's nice value raised by `nice`. On Linux a thread is a task with
-    its own nice value (setpriority(2) on its native id), so the server's other threads keep theirs.
-    Restoring the old value needs CAP_SYS_NICE; without it the thread stays lower until its run ends."""
-    thread = threading.get_native_id()
-    try:
-        before = os.getpriority(os.PRIO_PROCESS, thread)
-        os.setpriority(os.PRIO_PROCESS, thread, min(19, before + nice))
-    except (AttributeError, OSError):  # no setpriority (not a Unix) or not allowed: the block runs as it is
-        yield
-        return
-    try:
-        yield
-    finally:
-        try:
-            os.setpriority(os.PRIO_PROCESS, thread, before)
-        except OSError:
-            pass
 
 
 class TrainingQueue:
@@ -149,9 +118,8 @@ def train_here(n_layers: int, n_heads: int, d_model: int, pe_base: int, causal: 
     """Train with a live progress bar and loss curve; keep the model for this browser session (never shared).
 
     `own`: train on these sentences (their new words added to the vocabulary) instead of the app's.
-    Waits in the server's line (`TrainingQueue`) while another session trains, trains at a lower priority
-    than the pages (`train_nice`), and stops when the training has used `cpu_budget_s` of one core.
-    Returns False (with a message on the page) when the sizes do not fit.
+    Waits in the server's line (`TrainingQueue`) while another session trains, and stops when the training
+    has used `cpu_budget_s` of one core. Returns False (with a message on the page) when the sizes do not fit.
     """
     if d_model % n_heads:
         st.error(f"d_model ({d_model}) must be divisible by the number of heads ({n_heads}).")
@@ -192,8 +160,7 @@ def train_here(n_layers: int, n_heads: int, d_model: int, pe_base: int, causal: 
                 loss_chart(losses_seen, chart)
             return used > budget  # the budget spent: stop here, with the model as it is
 
-        with lower_priority(train_nice()):
-            module, losses = train(config, TrainConfig(steps=steps, seed=seed), on_step, texts=own.sentences if own is not None else None)
+        module, losses = train(config, TrainConfig(steps=steps, seed=seed), on_step, texts=own.sentences if own is not None else None)
     finally:
         queue.leave(ticket)
     stopped = f" It stopped after {len(losses)} of {steps} steps: a training may use {budget:.0f} s of one core here." if len(losses) < steps else ""
