@@ -6,24 +6,21 @@ the server idle, then `samples` times while another tab trains a model on the Tr
 clicking Train, as a student does). The medians, and the ratio of the training one to the idle one
 (issue 47: at most `MAX_RATIO`).
 
-The training runs in its session's script thread (ui/training.py) at a nice value ATTENTION_VIZ_TRAIN_NICE
-above the pages' (0: the same); `--ab N` runs N pairs, 0 then the default, for docs/performance.md.
+The training runs in its session's script thread (ui/training.py), one torch thread like every run, and
+stops after ATTENTION_VIZ_TRAIN_CPU_S (120 s of one core by default, longer than the samples take).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
 from bench.browser import CHART, ERRORS, VIEWPORT, Server, attention_url, load_average
 from bench.coldstart import BROWSER_ARGS, CHROMIUM, SEEN_JS
 
 MAX_RATIO = 1.5
-DEFAULT_NICE = 10  # ui.training.train_nice's default
 NOUNS = ("cat", "dog", "bird", "horse", "cow", "sheep", "mouse", "king", "queen", "doctor", "farmer", "woman", "baker", "teacher", "child")
 
 
@@ -56,28 +53,14 @@ def start_training(browser, base: str):
     return page
 
 
-def thread_nices(pid: int) -> list[int]:
-    """The nice value of each thread of process `pid` (/proc/<pid>/task/<tid>/stat, field 19)."""
-    nices = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            nices.append(int((task / "stat").read_text().rsplit(")", 1)[1].split()[16]))
-        except (OSError, ValueError, IndexError):
-            continue
-    return sorted(set(nices))
-
-
 def training_done(page) -> bool:
     return page.get_by_text("Your model (", exact=False).count() > 0
 
 
-def run(samples: int = 5, nice: int | None = None, log=print) -> dict:
-    """Idle and training first-chart times (seconds), their medians and the ratio; `nice`: the training's
-    nice value (ATTENTION_VIZ_TRAIN_NICE; None: the app's default)."""
+def run(samples: int = 5, log=print) -> dict:
+    """Idle and training first-chart times (seconds), their medians and the ratio."""
     from playwright.sync_api import sync_playwright
 
-    if nice is not None:
-        os.environ["ATTENTION_VIZ_TRAIN_NICE"] = str(nice)
     server = Server()
     sentences = iter(f"the {noun} sat on the {place} ." for place in ("mat", "bank", "river", "hill") for noun in NOUNS)
     times: dict[str, list[float]] = {"idle": [], "training": []}
@@ -89,7 +72,6 @@ def run(samples: int = 5, nice: int | None = None, log=print) -> dict:
                 for _ in range(samples):
                     times["idle"].append(first_chart_s(browser, attention_url(server.url, "toy", next(sentences))))
                 trainer = start_training(browser, server.url)
-                nices = thread_nices(server.pid)  # the training thread's among them
                 for _ in range(samples):
                     times["training"].append(first_chart_s(browser, attention_url(server.url, "toy", next(sentences))))
                 ran_throughout = not training_done(trainer)  # the server stops it (its budget is 120 s of one core)
@@ -107,15 +89,10 @@ def run(samples: int = 5, nice: int | None = None, log=print) -> dict:
         ratio=training / idle,
         max_ratio=MAX_RATIO,
         training_ran_throughout=ran_throughout,
-        train_nice=os.environ.get("ATTENTION_VIZ_TRAIN_NICE", "default"),
-        server_thread_nices=nices,
         load_average=load_average(),
         server_exceptions=exceptions[:10],
     )
-    log(
-        f"  nice {result['train_nice']}: idle {', '.join(f'{t:.2f}' for t in times['idle'])} s; "
-        f"training {', '.join(f'{t:.2f}' for t in times['training'])} s; ratio {result['ratio']:.2f}"
-    )
+    log(f"  idle {', '.join(f'{t:.2f}' for t in times['idle'])} s; training {', '.join(f'{t:.2f}' for t in times['training'])} s; ratio {result['ratio']:.2f}")
     return result
 
 
@@ -126,8 +103,7 @@ def format_report(result: dict) -> str:
             f"First chart of a fresh tab on the Attention page (toy), median of {result['samples']}:",
             f"  idle {result['idle_median_s']:.2f} s; while a training runs {result['training_median_s']:.2f} s; "
             f"ratio {result['ratio']:.2f} [{verdict} ≤ {result['max_ratio']}]",
-            f"  training's nice value: {result['train_nice']}; the training ran throughout the samples: {result['training_ran_throughout']}; "
-            f"load average {result['load_average']}",
+            f"  the training ran throughout the samples: {result['training_ran_throughout']}; load average {result['load_average']}",
             f"  exceptions in the server's log: {len(result['server_exceptions'])}",
         ]
     )
@@ -136,17 +112,8 @@ def format_report(result: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.viewers", description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=5, help="first charts per condition (default 5)")
-    parser.add_argument("--ab", type=int, default=0, help="A/B: this many pairs of runs, the training's nice value 0 then the default, alternated")
     args = parser.parse_args(argv)
     log = lambda message: print(f"[bench.viewers] {message}", file=sys.stderr, flush=True)  # noqa: E731
-    if args.ab:
-        runs = [run(args.samples, nice, log) for _ in range(args.ab) for nice in (0, DEFAULT_NICE)]
-        for result in runs:
-            print(format_report(result))
-        for nice in (0, DEFAULT_NICE):
-            ratios = [r["ratio"] for r in runs if r["train_nice"] == str(nice)]
-            print(f"nice {nice}: ratios {', '.join(f'{x:.2f}' for x in ratios)}, median {statistics.median(ratios):.2f}")
-        return 0
     result = run(args.samples, log=log)
     print(format_report(result))
     return 0 if result["ratio"] <= result["max_ratio"] else 1
