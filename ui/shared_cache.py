@@ -26,9 +26,9 @@ from functools import wraps
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
-# A process holds about 600 MB besides its caches (Python, torch, transformers, Streamlit) and its allocator
-# keeps another 100-150 MB of freed blocks: with 1.5 GB of cached values (SmolLM2's weights among them) it
-# stays under 2.5 GB (python -m bench.memory), so four processes and their browsers' share fit in 16 GB.
+# A process holds about 600 MB besides its caches (Python, torch, transformers, Streamlit): with 1.5 GB of
+# cached values (SmolLM2's weights among them) a server reading forty long texts stayed at 2.1-2.3 GB on
+# one model (python -m bench.memory, docs/performance.md), so four processes fit in 16 GB.
 DEFAULT_MB = 1536
 COLLECT_AFTER_BYTES = 64 * 2**20  # values dropped since the last collection that make one worth its 0.1-0.4 s
 
