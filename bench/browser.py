@@ -682,7 +682,7 @@ class BrowserOptions:
     log: object = field(default=sys.stderr, repr=False)
 
 
-BROWSER_PARTS = ("toggles", "pages", "png", "coldstart", "class", "memory", "viewers")  # the last two only when asked (--only)
+BROWSER_PARTS = ("toggles", "pages", "png", "coldstart", "class", "memory", "viewers")  # the last two: bench.memory, bench.viewers (--only)
 
 
 def available_models(wanted: tuple[str, ...]) -> tuple[tuple[str, ...], list[str]]:
@@ -736,16 +736,6 @@ def run_browser(options: BrowserOptions) -> dict:
     if "class" in options.parts:
         say(f"class of {options.class_size}, one joining every {options.class_spacing_s:g} s, {options.class_flips} scaling flips each, {options.class_front}")
         results["class"] = measure_class(options.class_size, options.class_flips, options.class_spacing_s, log=say, front=options.class_front)
-    if "memory" in options.parts:
-        from bench import memory
-
-        say("the server's memory over forty 500-token texts on SmolLM2, then on MiniLM (bench.memory)")
-        results["memory"] = memory.run(log=say)
-    if "viewers" in options.parts:
-        from bench import viewers
-
-        say("a fresh tab's first chart, idle and while a training runs (bench.viewers)")
-        results["viewers"] = viewers.run(max(options.repeats, 5), log=say)
     results["load_average_end"] = load_average()
     return results
 
@@ -858,14 +848,6 @@ def format_browser_report(results: dict) -> str:
         lines += [f"      {f}" for f in c["failures"][:5] + c["server_exceptions"][:5]]
     if results.get("server_exceptions"):
         lines.append(f"  exceptions in the server's log: {results['server_exceptions'][:3]}")
-    if "memory" in results:
-        from bench import memory
-
-        lines.append(memory.format_report(results["memory"]))
-    if "viewers" in results:
-        from bench import viewers
-
-        lines.append(viewers.format_report(results["viewers"]))
     return "\n".join(lines)
 
 
