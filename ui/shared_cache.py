@@ -30,7 +30,7 @@ T = TypeVar("T")
 # cached values (SmolLM2's weights among them) a server reading forty long texts stayed at 2.1-2.3 GB on
 # one model (python -m bench.memory, docs/performance.md), so four processes fit in 16 GB.
 DEFAULT_MB = 1536
-COLLECT_AFTER_BYTES = 64 * 2**20  # values dropped since the last collection that make one worth its 0.1-0.4 s
+COLLECT_AFTER_BYTES = 64 * 2**20  # values dropped since the last collection that make one worth its 0.25-0.37 s
 
 
 def budget_bytes(environ=os.environ) -> int:
