@@ -1,7 +1,9 @@
 """`python -m bench [--sizes 16,64] [--quick] [--json PATH] [--models toy,distilbert] [--skip coldstart,...]`
 
 `python -m bench --browser [--sizes 16,128,512] [--models toy,minilm,smollm2] [--only toggles,class] [--class-size 40]`:
-what a user feels, in chromium against `streamlit run app.py` (bench.browser).
+what a user feels, in chromium against `streamlit run app.py` (bench.browser). `--only memory` (bench.memory:
+the server's RSS over forty 500-token texts per model) and `--only viewers` (bench.viewers: a fresh tab's
+first chart, idle and while a training runs) run only when asked.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bench import MODELS
+from bench import MODELS, memory, viewers
 from bench.report import format_report, write_json
 from bench.browser import BROWSER_PARTS, CLASS_FRONTS, BrowserOptions, format_browser_report, run_browser
 from bench.run import PARTS, Options, machine, main_sizes, run
@@ -107,6 +109,15 @@ def main(argv: list[str] | None = None) -> int:
         results = run_browser(options)
         results["machine"] = machine()
         print(format_browser_report(results))
+        log = lambda message: print(f"[bench --browser] {message}", file=sys.stderr, flush=True)  # noqa: E731
+        if "memory" in options.parts:
+            log("the server's memory over forty 500-token texts on SmolLM2, then on MiniLM (bench.memory)")
+            results["memory"] = memory.run(log=log)
+            print(memory.format_report(results["memory"]))
+        if "viewers" in options.parts:
+            log("a fresh tab's first chart, idle and while a training runs (bench.viewers)")
+            results["viewers"] = viewers.run(max(options.repeats, 5), log=log)
+            print(viewers.format_report(results["viewers"]))
     else:
         results = run(options)
         print(format_report(results))

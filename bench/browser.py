@@ -682,7 +682,7 @@ class BrowserOptions:
     log: object = field(default=sys.stderr, repr=False)
 
 
-BROWSER_PARTS = ("toggles", "pages", "png", "coldstart", "class")
+BROWSER_PARTS = ("toggles", "pages", "png", "coldstart", "class", "memory", "viewers")  # the last two: bench.memory, bench.viewers (--only)
 
 
 def available_models(wanted: tuple[str, ...]) -> tuple[tuple[str, ...], list[str]]:

@@ -15,6 +15,7 @@ As with `st.cache_resource`: a value is built once even when several sessions as
 from __future__ import annotations
 
 import dataclasses
+import gc
 import itertools
 import os
 import threading
@@ -25,7 +26,11 @@ from functools import wraps
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
-DEFAULT_MB = 2048  # four processes with MiniLM and SmolLM2 loaded (~1.1 GB each) and their caches fit in 16 GB
+# A process holds about 600 MB besides its caches (Python, torch, transformers, Streamlit): with 1.5 GB of
+# cached values (SmolLM2's weights among them) a server reading forty long texts stayed at 2.1-2.3 GB on
+# one model (python -m bench.memory, docs/performance.md), so four processes fit in 16 GB.
+DEFAULT_MB = 1536
+COLLECT_AFTER_BYTES = 64 * 2**20  # values dropped since the last collection that make one worth its 0.25-0.37 s
 
 
 def budget_bytes(environ=os.environ) -> int:
@@ -77,6 +82,7 @@ class _Budget:
         self.used: OrderedDict[tuple[int, Hashable], tuple[SharedCache, int]] = OrderedDict()  # (cache id, key) → (cache, bytes)
         self.total = 0
         self.limit: int | None = None  # read from the environment on first use
+        self.dropped = 0  # bytes of the values dropped since the last garbage collection
 
     def bytes_allowed(self) -> int:
         if self.limit is None:
@@ -100,9 +106,18 @@ class _Budget:
             while self.total > self.bytes_allowed() and len(self.used) > 1:
                 (owner_id, old_key), (owner, old_bytes) = self.used.popitem(last=False)
                 self.total -= old_bytes
+                self.dropped += old_bytes
                 victims.append((owner, old_key))
+            collect = self.dropped >= COLLECT_AFTER_BYTES
+            if collect:
+                self.dropped = 0
         for owner, old_key in victims:  # outside the budget's lock: a cache's own lock is never taken inside it
             owner.forget(old_key)
+        if collect:
+            # A model or trace is held in reference cycles (a module and its hooks, a trace and its parts), which
+            # only the cyclic collector frees, and the app runs no collection after each script run: dropped
+            # values stayed in memory beside their replacements (a server at 3.3 GB with a 2 GB budget).
+            gc.collect()
 
     def remove(self, cache: SharedCache, key: Hashable) -> None:
         with self.lock:
