@@ -558,7 +558,7 @@ async def _student(browser, base: str, word: str, delay: float, flips: int, othe
         start = time.monotonic()
         await page.goto(attention_url(base, "toy", f"the {word} sat on the mat ."), timeout=600_000)
         first = page.locator(CHART).first
-        await first.locator(".xtick text").first.wait_for(timeout=600_000)
+        await first.locator(".x3tick text").first.wait_for(timeout=600_000)
         result["first_chart_s"] = time.monotonic() - start
         toggle = page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first
         await toggle.wait_for(timeout=600_000)

@@ -19,7 +19,7 @@ WORDS = ["cat", "dog", "bird", "horse", "cow", "sheep", "mouse", "king", "queen"
 
 
 def ticks(page):
-    return page.locator(".js-plotly-plot").first.locator(".xtick text").evaluate_all("els => els.map(e => e.textContent)")
+    return page.locator(".js-plotly-plot").first.locator(".x3tick text").evaluate_all("els => els.map(e => e.textContent)")
 
 
 def scale_toggle(page):
@@ -58,7 +58,7 @@ def test_sticky_sessions_both_processes_serve_and_after_failover_the_next_change
                 context = browser.new_context(viewport={"width": 1440, "height": 900})
                 page = context.new_page()
                 page.goto(f"{cluster.url}/Attention?text={quote(f'the {word} sat on the mat .')}")
-                page.locator(".js-plotly-plot .xtick text").first.wait_for(timeout=120_000)
+                page.locator(".js-plotly-plot .x3tick text").first.wait_for(timeout=120_000)
                 assert f" {word}" in ticks(page)
                 cookie = next(c["value"] for c in context.cookies() if c["name"] == COOKIE)
                 sessions.append((word, page, cookie))
@@ -83,7 +83,7 @@ def test_sticky_sessions_both_processes_serve_and_after_failover_the_next_change
             word, page, cookie = next(s for s in sessions if by_session[s[2]] == {victim})
             scale_toggle(page).locator("label").first.click()
             page.wait_for_url("**scale=0**", timeout=60_000)
-            page.locator(".js-plotly-plot .xtick text").first.wait_for(timeout=60_000)
+            page.locator(".js-plotly-plot .x3tick text").first.wait_for(timeout=60_000)
 
             survivor = cluster.backend_ports[1]
             since = len(cluster.access_log())

@@ -43,7 +43,7 @@ IN_WINDOW_DRAWN = (  # every chart shown in the window has drawn its newest figu
     ".every(b => b.querySelector('.main-svg') && !b.classList.contains('av-chart-stale'))"
 )
 TITLED = "(words) => [...document.querySelectorAll('.js-plotly-plot .gtitle')].some(e => e.textContent.includes(words))"
-FIRST_TICKS = "(n) => [...(document.querySelector('.js-plotly-plot')?.querySelectorAll('.xtick text') ?? [])].slice(0, n).map(e => e.textContent)"
+FIRST_TICKS = "(n) => [...(document.querySelector('.js-plotly-plot')?.querySelectorAll('.x3tick text') ?? [])].slice(0, n).map(e => e.textContent)"
 
 
 def wait_for_title(page, words: str) -> None:
@@ -52,7 +52,7 @@ def wait_for_title(page, words: str) -> None:
 
 
 def wait_for_first_ticks(page, labels: list[str]) -> None:
-    """Until the first chart's first x ticks are `labels`."""
+    """Until the first chart's first key labels are `labels` (its third panel's: in a row of four and in two rows of two)."""
     page.wait_for_function(f"(labels) => JSON.stringify(({FIRST_TICKS})(labels.length)) === JSON.stringify(labels)", arg=labels, timeout=60_000)
 
 
@@ -125,6 +125,6 @@ def test_a_lesson_opens_in_the_browser(server, page):
     page.wait_for_url("**/Attention**", timeout=60_000)
     settle(page)
     assert any("mask causal+padding" in t for t in chart_titles(page))
-    ticks = svg_texts(page.locator(".js-plotly-plot").first.locator(".xtick text"))
+    ticks = svg_texts(page.locator(".js-plotly-plot").first.locator(".x3tick text"))
     assert ticks[:4] == toy_labels("A dog ran.") and "[PAD]" in ticks
     screenshot(page, "8-lesson-padding")

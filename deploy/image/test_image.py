@@ -204,7 +204,7 @@ def check_one_container(browser, image: str, report: dict) -> None:
             report["cold_start_to_first_chart_s"] = round(time.monotonic() - start, 2)
             log(f"server ready {report['server_ready_s']} s, first chart {report['cold_start_to_first_chart_s']} s after podman run")
             assert title.startswith("toy · layer 0 · head 0"), title
-            ticks = page.locator(".av-chart .js-plotly-plot").first.locator(".xtick text").all_text_contents()
+            ticks = page.locator(".av-chart .js-plotly-plot").first.locator(".x3tick text").all_text_contents()
             assert len(ticks) >= 3, ticks
         with phase("one container: the chart's PNG export (drawn by the browser)"):
             with page.expect_download(timeout=120_000) as download:
@@ -259,7 +259,7 @@ def backends_of(rows: list[dict], cookie: str) -> list[str]:
 
 
 def ticks(page) -> list[str]:
-    return page.locator(".av-chart .js-plotly-plot").first.locator(".xtick text").all_text_contents()
+    return page.locator(".av-chart .js-plotly-plot").first.locator(".x3tick text").all_text_contents()
 
 
 def check_compose(browser, image: str, report: dict) -> None:

@@ -24,6 +24,7 @@ from model.heads import (
     value_weighted,
 )
 from model.score_parts import CONTENT_MAX, POSITIONAL_MIN, head_position_shares
+from viz._common import DECORATION_META
 from viz.content import figure_tables as tables
 from viz.content.page import PageContent
 from viz.content.why import NO_LIFT, SHARE_TOKENS, THRESHOLDS, share_badge, share_measure, share_undefined
@@ -121,7 +122,7 @@ def position_marks(figure: dict, shares: list[list[float | None]]) -> dict:
         mark = dict(type="scatter", mode="markers", name=POSITION_BADGE_NAMES[badge])
         mark["marker"] = dict(symbol=symbol, size=min(size, 12) if worded else size, color="black", line=dict(width=1, color="white"))
         if worded:  # the legend's entry only: the marks are in the squares' words
-            mark.update(x=[None], y=[None], hoverinfo="skip")
+            mark.update(x=[None], y=[None], hoverinfo="skip", meta=dict(DECORATION_META))  # no data: not in the CSV
         else:
             mark.update(
                 x=[h for _, h in cells],

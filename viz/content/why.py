@@ -26,6 +26,7 @@ from model.score_parts import (
     rotary_pairs,
     split_name,
 )
+from viz._common import DECORATION_META
 from viz.content.common import fit, sentence_labels
 from viz.content import figure_tables as tables
 from viz.content.page import PageContent
@@ -91,7 +92,9 @@ def shares_figure(shares: list[float], layer: int, measure: str) -> dict:
         trace["hovertemplate"] = "%{x}: the position parts' net lift is %{y:.1%} of the whole lift<extra>" + trace["name"] + "</extra>"
     gaps = [f"head {head}" for head, share in enumerate(shares) if math.isnan(share)]
     if gaps:  # the gaps keep their place on the axis and say why they are empty
-        figure["data"].append(dict(type="bar", x=gaps, y=[None] * len(gaps), name=NO_LIFT, showlegend=False, hoverinfo="skip"))
+        figure["data"].append(  # no data: it holds the gaps' places on the axis (not in the CSV)
+            dict(type="bar", x=gaps, y=[None] * len(gaps), name=NO_LIFT, showlegend=False, hoverinfo="skip", meta=dict(DECORATION_META))
+        )
         figure["layout"]["xaxis"]["type"] = "category"
         figure["layout"].setdefault("annotations", []).extend(
             dict(
