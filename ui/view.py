@@ -146,7 +146,7 @@ def arrived_from_elsewhere() -> bool:
     How it knows: a hidden text box whose initial value is the id of the session drawing it. The browser
     keeps the value of every widget it shows and sends them all with each run, to whichever process its
     connection reaches; the box's value is not in its identity, so a later session's box shows the value
-    the tab already holds. On a first load the tab holds none: the box has this session's own id."""
+    the tab already holds. On a first load the tab holds none: the box has the new session's own id."""
     state = st.session_state
     first_run = SETTINGS not in state
     own = state.setdefault(SESSION_ID, secrets.token_hex(8))
