@@ -159,7 +159,7 @@ def heads_overview_and_table(
     return plain.figure([trace], layout), lambda: overview_table(values, query_starts, key_starts, *names)
 
 
-def overview_table(values: np.ndarray, query_starts: list[int], key_starts: list[int], query_names: list[str], key_names: list[str]):
+def overview_table(values: np.ndarray, query_starts: list[int], key_starts: list[int], query_names: list[str], key_names: list[str], *, stage: str = "pattern"):
     """The weights ``heads_overview`` draws, ``values`` ``[layer, head, query_block, key_block]``, as a tidy
     ``pandas.DataFrame``: ``stage, layer, head, query_position, query_token, key_position, key_token, value``,
     a row per cell of every head (a block's first position and token, "the…", when drawn in blocks;
@@ -169,7 +169,7 @@ def overview_table(values: np.ndarray, query_starts: list[int], key_starts: list
     layer, head, query, key = (index.ravel() for index in np.indices(values.shape))
     return pd.DataFrame(
         {
-            "stage": "pattern",
+            "stage": stage,
             "layer": layer,
             "head": head,
             "query_position": np.asarray(query_starts)[query],

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from viz.head_view import TOKEN_COLUMNS, WORD_COLUMNS
+from viz.overview import overview_table
 
 ATTENTION = ["stage", "layer", "head", "query_position", "query_token", "key_position", "key_token", "value"]
 
@@ -125,20 +126,9 @@ def token_grid(matrix, query_tokens: list[str], key_tokens: list[str], value: st
 def attention_cells(matrix, stage: str, query_positions, query_tokens, key_positions, key_tokens, *, layer, head) -> pd.DataFrame:
     """An attention matrix `[query, key]` of one head as a tidy table (`ATTENTION`): a row per cell, NaN
     (a masked cell) empty. The positions and tokens name its rows and columns."""
-    values = np.asarray(matrix, dtype=np.float32)
-    query, key = (index.ravel() for index in np.indices(values.shape))
-    return pd.DataFrame(
-        {
-            "stage": stage,
-            "layer": layer,
-            "head": head,
-            "query_position": np.asarray(query_positions)[query],
-            "query_token": np.asarray(query_tokens, dtype=object)[query],
-            "key_position": np.asarray(key_positions)[key],
-            "key_token": np.asarray(key_tokens, dtype=object)[key],
-            "value": values.ravel(),
-        }
-    )
+    values = np.asarray(matrix, dtype=np.float32)[None, None]  # one layer of one head
+    table = overview_table(values, query_positions, key_positions, query_tokens, key_tokens, stage=stage)
+    return table.assign(layer=layer, head=head)
 
 
 def pe_matrix_table(pe: np.ndarray) -> pd.DataFrame:
