@@ -1,5 +1,6 @@
 """Any screen: on a phone (390 × 844) and a tablet (768 × 1024) the sidebar starts collapsed, nothing is
-hidden behind it, and no page scrolls sideways (a wide figure may scroll inside itself)."""
+hidden behind it, and no page scrolls sideways (a wide figure may scroll inside itself). Every chart's
+title fits its figure and stays clear of the legend (plotly cuts a long title: chart.js breaks it into lines)."""
 
 import pytest
 
@@ -18,6 +19,23 @@ LAYOUT = """() => {
     mainLeft: main.left, title: document.querySelector('h1').getBoundingClientRect().left,
   };
 }"""
+ALL_DRAWN = "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden) .av-chart-plot')].every((gd) => gd.querySelector('.main-svg'))"
+# Every drawn chart: how far its title reaches past the figure's left and right edges, and how far it
+# runs into a legend above the plot (pixels; 0 when clear).
+TITLES = """() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden) .js-plotly-plot')].map((gd) => {
+  const svg = gd.querySelector('.main-svg').getBoundingClientRect();
+  const title = gd.querySelector('.gtitle');
+  const legend = gd.querySelector('.legend');
+  if (!title || !title.textContent) return null;
+  const t = title.getBoundingClientRect();
+  const l = legend && legend.getBoundingClientRect();
+  const above = l && l.bottom <= gd.querySelector('.bglayer, .cartesianlayer').getBoundingClientRect().top + 2;
+  return {
+    text: title.textContent, lines: title.querySelectorAll('tspan.line').length || 1,
+    left: Math.max(0, svg.left - t.left), right: Math.max(0, t.right - svg.right),
+    legend: above && l.height ? Math.max(0, Math.min(t.bottom, l.bottom) - Math.max(t.top, l.top)) : 0,
+  };
+}).filter(Boolean)"""
 
 
 @pytest.mark.parametrize("screen", SCREENS)
@@ -34,6 +52,12 @@ def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, scree
             assert seen["sidebar"] <= 1, (screen, label, seen)  # collapsed: no strip of it over the page
             assert seen["scroll"] <= seen["width"] + 1, (screen, label, seen)  # no sideways scroll
             assert 0 <= seen["title"] < width / 4, (screen, label, seen)  # the page starts at the left edge
+            page.wait_for_function(ALL_DRAWN, timeout=60_000)
+            titles = page.evaluate(TITLES)
+            for title in titles:
+                assert title["left"] <= 1 and title["right"] <= 1 and title["legend"] <= 1, (screen, label, title)
+            if label == "Generate":  # its titles are sentences: at a phone's width they take several lines
+                assert len(titles) == 5 and (screen == "tablet" or sum(t["lines"] > 1 for t in titles) >= 4), (screen, titles)
             if label == "Attention":  # the stages keep the width their labels need, scrolling inside their box
                 stages = page.locator(".av-chart").filter(has=page.locator(".js-plotly-plot")).first
                 box = stages.evaluate("b => ({inner: b.scrollWidth, outer: b.clientWidth, plot: b.querySelector('.js-plotly-plot').offsetWidth})")

@@ -108,9 +108,10 @@ async function saveImage(data, format) {
   const plan = data.export;
   const Plotly = await loadPlotly(data.plotly);
   const figure = unpack(JSON.parse(decoder.decode(data.spec)));
+  const added = fitTheWidth(figure, plan.width, plan.height); // a title too long for the export's width takes more lines
   const image = await Plotly.toImage(
     { data: figure.data || [], layout: figure.layout || {}, config: {} },
-    { format, width: plan.width, height: plan.height, scale: format === "png" ? plan.scale : 1, imageDataOnly: true },
+    { format, width: plan.width, height: Math.round(plan.height + added), scale: format === "png" ? plan.scale : 1, imageDataOnly: true },
   );
   const blob = format === "png" ? new Blob([base64Bytes(image)], { type: "image/png" }) : new Blob([image], { type: "image/svg+xml" });
   saveFile(blob, `${plan.name}.${format}`);
@@ -325,7 +326,7 @@ function createView(parent) {
           // recomputes only the panels whose values changed
           const figure = predicted ? predictStages(copyForLive(template.figure()), live, predicted) : view.figure();
           const layout = figure.layout || {};
-          lookOfThePage(layout, gd);
+          lookOfThePage(figure, gd, Math.max(gd.clientWidth, (layout.meta && layout.meta.min_width) || 0), data.height);
           // a figure that needs its width to be read (layout.meta.min_width: the stages' panels) keeps it on a
           // narrow screen, and its box scrolls sideways (chart.css)
           gd.style.minWidth = layout.meta && layout.meta.min_width ? `${layout.meta.min_width}px` : "";
@@ -541,12 +542,133 @@ function controlsMayHaveChanged(event) {
 
 for (const type of ["click", "keydown", "keyup", "input", "change", "pointerup"]) document.addEventListener(type, controlsMayHaveChanged, true);
 
-function lookOfThePage(layout, element) {
-  // as Streamlit draws its own charts: the page's font where the figure names none, the title in bold
+function lookOfThePage(figure, element, width, height) {
+  // as Streamlit draws its own charts: the page's font where the figure names none, the title in bold,
+  // and the title's lines fitted to the width the chart has (fitTheWidth)
+  const layout = figure.layout || {};
   const font = (layout.font = layout.font || {});
   if (!font.family) font.family = getComputedStyle(element).fontFamily;
   const title = layout.title;
   if (title && typeof title.text === "string" && title.text && !title.text.startsWith("<b>")) title.text = `<b>${title.text}</b>`;
+  return fitTheWidth(figure, width, height);
+}
+
+// A figure's title, margin and height as they were before fitTheWidth changed them (a figure is parsed once
+// per version but may be drawn at several widths).
+const asSent = new WeakMap();
+let measurer = null;
+
+function fitTheWidth(figure, width, height) {
+  // plotly draws a title on one line and cuts what does not fit (a phone's 390 px, or a long title in the
+  // print theme's larger font). The title's words are broken into lines that fit `width`; a horizontal
+  // legend above the plot that wraps into rows is counted too. The top margin and the height grow by the
+  // lines added, so the plot keeps its size and nothing overlaps. `height`: the figure's height where its
+  // layout names none. Returns the pixels added.
+  const layout = figure.layout || {};
+  if (!asSent.has(layout)) asSent.set(layout, { title: layout.title, margin: layout.margin, height: layout.height });
+  const sent = asSent.get(layout);
+  Object.assign(layout, { title: sent.title, margin: sent.margin, height: sent.height });
+  const sentText = sent.title && sent.title.text;
+  if (!width || typeof sentText !== "string") return 0;
+  const family = (layout.font && layout.font.family) || "sans-serif";
+  const fontSize = pick(layout, ["font", "size"]) || 12;
+  const titleSize = pick(layout, ["title", "font", "size"]) || fontSize * 1.4;
+  const x = pick(layout, ["title", "x"]) ?? 0.5;
+  const room = width * (1 - (x < 0.5 ? x : 0)) - (x < 0.5 ? 12 : 24);
+  const bare = sentText.startsWith("<b>") ? sentText.slice(3, -4) : sentText;
+  const lines = [];
+  for (const line of bare.split(/<br\s*\/?>/i)) {
+    const small = /^\s*<sup>/i.test(line);
+    lines.push(...wrapWords(line, room, `${sentText.startsWith("<b>") && !small ? "bold " : ""}${Math.round(small ? titleSize * 0.7 : titleSize)}px ${family}`));
+  }
+  const before = bare.split(/<br\s*\/?>/i).length;
+  const legendRows = legendRowsAbove(figure, width, fontSize, family);
+  if (lines.length === before && legendRows.rows <= 1) return 0;
+  // the title's lines from 10 px below the top (plotly places a title's first line at its y, whatever its
+  // anchor, and the others below it), then the legend's rows, standing on the plot's top, then the plot
+  const text = lines.join("<br>");
+  const top = pick(layout, ["margin", "t"]) ?? 100;
+  const needed = 10 + lines.length * titleSize * 1.3 + (legendRows.rows ? legendRows.rows * legendRows.height + 10 : 0) + 8;
+  const added = Math.max(0, Math.ceil(needed - top));
+  const total = (sent.height || height) + added;
+  layout.title = Object.assign({}, layout.title, {
+    text: sentText.startsWith("<b>") ? `<b>${text}</b>` : text,
+    yref: "container",
+    y: 1 - (10 + titleSize) / total,
+  });
+  layout.margin = Object.assign({}, layout.margin, { t: top + added });
+  if (sent.height) layout.height = sent.height + added;
+  return added;
+}
+
+function pick(layout, path) {
+  // a layout's value, or its template's
+  for (let node of [layout, layout.template && layout.template.layout]) {
+    for (const key of path) node = node && node[key];
+    if (node !== undefined && node !== null) return node;
+  }
+  return undefined;
+}
+
+function textWidth(text, font) {
+  measurer = measurer || document.createElement("canvas").getContext("2d");
+  measurer.font = font;
+  const plain = text.replace(/<[^>]*>/g, "").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&");
+  return measurer.measureText(plain).width;
+}
+
+function wrapWords(line, room, font) {
+  // the line as lines no wider than `room`, broken at spaces outside tags (a word wider than the room
+  // stands alone)
+  if (textWidth(line, font) <= room) return [line];
+  const words = [];
+  for (const piece of line.split(" ")) {
+    const last = words.length - 1;
+    if (last >= 0 && (words[last].match(/</g) || []).length > (words[last].match(/>/g) || []).length) words[last] += ` ${piece}`;
+    else words.push(piece);
+  }
+  const lines = [];
+  let current = "";
+  for (const word of words) {
+    const tried = current ? `${current} ${word}` : word;
+    if (current && textWidth(tried, font) > room) {
+      lines.push(current);
+      current = word;
+    } else current = tried;
+  }
+  if (current) lines.push(current);
+  return lines;
+}
+
+function legendRowsAbove(figure, width, fontSize, family) {
+  // a horizontal legend above the plot (y ≥ 1) wraps into rows when its entries are wider than the plot:
+  // its rows and the height of one (no rows: no legend there)
+  const layout = figure.layout || {};
+  const legend = layout.legend;
+  const none = { rows: 0, height: 0 };
+  if (!legend || legend.orientation !== "h" || !((legend.y ?? 1) >= 1) || layout.showlegend === false) return none;
+  const groups = new Set();
+  const entries = [];
+  for (const trace of figure.data || []) {
+    if (trace.showlegend === false || !trace.name || (trace.legendgroup && groups.has(trace.legendgroup))) continue;
+    if (trace.legendgroup) groups.add(trace.legendgroup);
+    entries.push(trace.name);
+  }
+  if (entries.length < 2 && layout.showlegend !== true) return none;
+  const size = (legend.font && legend.font.size) || fontSize;
+  const margin = Object.assign({ l: 80, r: 80 }, layout.margin);
+  const room = width - margin.l - margin.r - 40; // plotly wraps a little before the plot's width
+  let rows = 1;
+  let used = 0;
+  for (const name of entries) {
+    const entry = textWidth(name, `${size}px ${family}`) + 45; // the symbol, its gap and the space after
+    if (used && used + entry > room) {
+      rows += 1;
+      used = 0;
+    }
+    used += entry;
+  }
+  return { rows, height: size * 1.6 };
 }
 
 function isNearWindow(element) {
