@@ -5,6 +5,9 @@
   n + m strings under `TEXT_PARTS`;
 - a heatmap of at least `DECIMAL_MIN_VALUES` values whose hover shows them as `%{z:.4g}` sends them to
   4 significant digits, 3 bytes a value (`decimal_digits`) where float32 takes 4, under `DECIMAL_Z`;
+- the template's trace defaults only for the trace types the figure has (`used_template`): plotly applies
+  ``template.data[type]`` to traces of that type alone, so the others change nothing drawn (plotly_white:
+  7.2 KB a figure, 3.2 KB for a figure of heatmaps);
 - no escapes for JSON inside HTML (`_json`).
 """
 
@@ -135,7 +138,16 @@ def browser_json(fig: dict) -> str:
         trace.pop("uid", None)
         trace.update(instead.values())
         data.append(trace)
-    return _json({"data": data, "layout": plain.plotly_dict_of(fig["layout"])})
+    return _json({"data": data, "layout": used_template(plain.plotly_dict_of(fig["layout"]), data)})
+
+
+def used_template(layout: dict, data: list[dict]) -> dict:
+    """`layout` with its template's trace defaults (``template.data``) kept for the types in `data` only."""
+    template = layout.get("template")
+    if not isinstance(template, dict) or not isinstance(template.get("data"), dict):
+        return layout
+    types = {trace.get("type", "scatter") for trace in data}
+    return layout | {"template": template | {"data": {name: value for name, value in template["data"].items() if name in types}}}
 
 
 def _json(spec: dict) -> str:
