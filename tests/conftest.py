@@ -264,13 +264,25 @@ def streamlit_server(script: str = "app.py", *options: str):
         assert not deprecated, f"Streamlit deprecation warnings in the server log: {deprecated[:3]}"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server():
-    """A real `streamlit run app.py` on a free loopback port (offline), stopped after the module."""
+    """A real `streamlit run app.py` on a free loopback port (offline), started for the first test that asks
+    and shared by every test module after it (each test opens its own browser, so its own sessions), stopped
+    after the session. A test that needs a server of its own (a fresh one, another app) starts one with
+    `streamlit_server`."""
     with streamlit_server("app.py") as (url, process):
         server_pid.append(process.pid)
         yield url
         server_pid.remove(process.pid)
+
+
+@pytest.fixture(scope="session")
+def every_page(server):
+    """Every page opened once in chromium at 1440 × 900 and what the every-page checks read from it
+    (tests/every_page.py): axe-core's findings, the Tab walk, the browser's requests."""
+    from every_page import visit_every_page
+
+    return visit_every_page(server)
 
 
 def pytest_configure(config):

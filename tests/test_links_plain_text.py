@@ -38,19 +38,13 @@ def test_no_link_markup_or_script_from_any_link_parameter_on_any_page(server):
         assert dialogs == []
 
 
-def test_no_request_leaves_the_machine_on_any_page(server):
-    """Used offline, the app asks no other host for anything (no icon font, no CDN, no analytics)."""
+def test_no_request_leaves_the_machine_on_any_page(every_page):
+    """Used offline, the app asks no other host for anything (no icon font, no CDN, no analytics): every
+    request of the browser while every page was opened (tests/every_page.py)."""
     from urllib.parse import urlparse
 
-    own = urlparse(server).netloc
-    with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        asked = []
-        page.on("request", lambda request: asked.append(request.url))
-        for path, *_ in PAGES:
-            slug = "" if path == "home.py" else path.split("_", 1)[1].removesuffix(".py")
-            page.goto(f"{server}/{slug}")
-            page.locator("h1").first.wait_for(timeout=120_000)
-            settle(page, timeout=180_000)
-        elsewhere = sorted({url for url in asked if urlparse(url).scheme in ("http", "https", "ws", "wss") and urlparse(url).netloc != own})
-        assert len(asked) > 20 and elsewhere == [], elsewhere[:5]
+    assert [visit["label"] for visit in every_page["pages"]] == [label for _, label, _ in PAGES]
+    own = urlparse(every_page["server"]).netloc
+    asked = every_page["requests"]
+    elsewhere = sorted({url for url in asked if urlparse(url).scheme in ("http", "https", "ws", "wss") and urlparse(url).netloc != own})
+    assert len(asked) > 20 and elsewhere == [], elsewhere[:5]
