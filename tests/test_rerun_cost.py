@@ -222,16 +222,16 @@ def test_long_inputs_send_no_hover_text_per_cell_and_the_csv_keeps_every_token_a
 
 
 @pytest.mark.browser
-def test_a_click_in_the_head_view_reruns_only_its_part_of_the_page():
+def test_a_click_in_the_head_view_reruns_only_its_part_of_the_page(server):
     """The head view, the stages heatmaps and the worked example are one fragment (ui.head_view.clicks_rerun_only):
     pinning a token sends that part again, not the page; a sidebar toggle still reruns the whole page."""
-    from conftest import chromium, settle, streamlit_server
+    from conftest import chromium, settle
 
-    with streamlit_server("app.py") as (url, _), chromium() as browser:
+    with chromium() as browser:
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         frames = []
         page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(len(frame))))
-        page.goto(f"{url}/Attention?text=The+cat+sat+on+the+mat.")
+        page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
         page.wait_for_selector(".hv-q .hv-tok", timeout=90_000)
         settle(page)  # the run has ended and the page is still: every frame of it has come
 
