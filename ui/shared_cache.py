@@ -14,6 +14,7 @@ As with `st.cache_resource`: a value is built once even when several sessions as
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import gc
 import itertools
@@ -74,6 +75,28 @@ def size_of(value, seen: set | None = None) -> int:
     return 0
 
 
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`, or None where the C library has none (musl, macOS)."""
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError):
+        return None
+
+
+MALLOC_TRIM = _malloc_trim()
+
+
+def release_free_memory() -> bool:
+    """Return to the system the pages that the C allocator keeps free inside its heaps (glibc's
+    `malloc_trim(0)`); whether anything was returned (False also where there is no `malloc_trim`).
+
+    A tensor smaller than glibc's mmap threshold (which rises to 32 MB as large blocks are freed) lives in
+    the allocator's heaps, and a freed one stays there, counted in the process's RSS, until a later
+    allocation reuses it. Only the top of a heap is given back on its own; the free pages between the
+    values still kept are given back only by `malloc_trim`."""
+    return bool(MALLOC_TRIM(0)) if MALLOC_TRIM is not None else False
+
+
 class _Budget:
     """The bytes kept by every cache of the process, and the order in which their entries were last used."""
 
@@ -118,6 +141,7 @@ class _Budget:
             # only the cyclic collector frees, and the app runs no collection after each script run: dropped
             # values stayed in memory beside their replacements (a server at 3.3 GB with a 2 GB budget).
             gc.collect()
+            release_free_memory()
 
     def remove(self, cache: SharedCache, key: Hashable) -> None:
         with self.lock:
