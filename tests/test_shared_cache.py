@@ -177,3 +177,39 @@ def test_free_pages_inside_the_c_heap_are_given_back_to_the_system():
     for address in blocks[::16]:
         libc.free(address)
     assert given_back > 150  # of the 187 MB freed
+
+
+def test_a_value_that_refers_to_a_dropped_models_weights_goes_with_it():
+    import gc
+    import weakref
+    from dataclasses import dataclass, field
+
+    import torch
+
+    from ui.shared_cache import _Budget, size_of
+
+    class Model:
+        def __init__(self):
+            self.weight = torch.zeros(1000)  # 4,000 bytes
+
+    @dataclass
+    class Trace:  # as model.trace.Trace: its own tensors, and views of its model's weights (not counted)
+        pattern: torch.Tensor
+        weights: torch.Tensor = field(metadata={"owned": False})
+
+    budget = _Budget()
+    budget.limit = 10_000
+    models, traces = SharedCache(max_entries=10, budget=budget), SharedCache(max_entries=10, budget=budget)
+    model = models.get("smollm2", Model)
+    trace = traces.get("text", lambda m=model: Trace(torch.zeros(500), m.weight[:10]))  # used after the model
+    model_bytes = 4000 + len("weight")  # its tensor, and its attribute's name
+    assert size_of(trace) == 2000 and budget.total == model_bytes + 2000
+    alive = weakref.ref(model)
+    del model, trace
+    models.get("minilm", Model)  # over 10,000 bytes: the least recently used goes, the first model, and the trace with it
+    gc.collect()
+    assert not models.has("smollm2") and not traces.has("text") and alive() is None
+    assert budget.total == model_bytes and len(models) == 1
+    traces.get("other", lambda: Trace(torch.zeros(10), torch.zeros(3)))
+    models.drop("minilm")  # a value dropped by its own cache takes no one else's with it
+    assert traces.has("other") and budget.total == size_of(Trace(torch.zeros(10), torch.zeros(3))) == 40
