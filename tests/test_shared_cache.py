@@ -213,3 +213,28 @@ def test_a_value_that_refers_to_a_dropped_models_weights_goes_with_it():
     traces.get("other", lambda: Trace(torch.zeros(10), torch.zeros(3)))
     models.drop("minilm")  # a value dropped by its own cache takes no one else's with it
     assert traces.has("other") and budget.total == size_of(Trace(torch.zeros(10), torch.zeros(3))) == 40
+
+
+def test_a_session_holds_no_trace_once_the_caches_let_it_go():
+    """A browser session keeps its last run's widgets and the Attention page's fragment (a closed tab's too,
+    until Streamlit lets the session go): neither may keep the trace, or the model's weights stay in memory
+    after the shared cache dropped them (SmolLM2's 0.5 GB across a model switch)."""
+    import gc
+    import weakref
+
+    from apptest_helpers import open_page
+    from model.trace import Trace
+    from ui import content_cache, view
+
+    at = open_page("pages/3_Attention.py", {"text": "The bank of the river was muddy."})
+    assert at.session_state["settings"].text == "The bank of the river was muddy."
+    gc.collect()
+    traces = [weakref.ref(o) for o in gc.get_objects() if isinstance(o, Trace)]
+    assert traces
+    view.cached_run.clear()
+    content_cache._cached.clear()
+    gc.collect()
+    kept = [ref() for ref in traces if ref() is not None]
+    assert not kept, [gc.get_referrers(t)[:3] for t in kept][:1]
+    at.run()  # the session still draws: the page builds its trace again
+    assert not at.exception and len(at.session_state["settings"].text) > 0
