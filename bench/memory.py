@@ -2,8 +2,11 @@
 
 One browser tab on the Attention page of a fresh `streamlit run app.py` (its default memory budget,
 ATTENTION_VIZ_MEMORY_MB) reads `--texts` distinct texts of exactly `--tokens` tokens with SmolLM2, then as
-many with MiniLM, one after another, typed into the sentence box as a student would. After each text has
-been drawn the server process's resident memory (VmRSS) is read. The curve is printed, with its plateau
+many with MiniLM, one after another, typed into the sentence box as a student would. The MiniLM half opens
+the page's link for MiniLM in the same tab: a new session, while Streamlit keeps the SmolLM2 session for a
+reconnection (server.disconnectedSessionTTL). After each text has been drawn the server process's resident
+memory (VmRSS) is read, with its parts: anonymous memory and pages of mapped files (shared libraries, a
+model's safetensors weights; `resident_parts`). The curve is printed, with its plateau
 (the median of each model's last quarter) and its peak; the run exits with 1 and prints MISSED when the
 peak passes `LIMIT_MB` (the cache's budget bounds what it keeps, not the models and what Python holds).
 """
@@ -15,6 +18,7 @@ import random
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from bench.browser import CHART, ERRORS, Server, _input_time, _wait_settled, attention_url, monitored_page, rss_mb
 
@@ -53,6 +57,17 @@ def distinct_texts(model_name: str, n_texts: int, n_tokens: int) -> list[str]:
     return texts
 
 
+def resident_parts(pid: int) -> dict:
+    """The process's resident memory in MB by kind (/proc/<pid>/smaps_rollup): `anon`, what the process
+    allocated (the C heap, Python's objects, tensors), and `file`, pages of mapped files (the shared
+    libraries, and a model's safetensors weights, which are mapped rather than copied)."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, value = line.split(":", 1)
+        fields[name] = int(value.split()[0]) / 1024
+    return dict(anon_mb=fields["Anonymous"], file_mb=fields["Rss"] - fields["Anonymous"] - fields.get("Shmem", 0))
+
+
 def read_texts(page, texts: list[str], model: str, server: Server, log) -> list[dict]:
     """Each text typed into the Attention page's sentence box (one session, as a student keeps typing),
     drawn, then the server's RSS read."""
@@ -63,9 +78,11 @@ def read_texts(page, texts: list[str], model: str, server: Server, log) -> list[
         box.fill(text)
         box.press("Control+Enter")
         _wait_settled(page, _input_time(page), timeout_s=600)
-        row = dict(index=index, model=model, rss_mb=rss_mb(server.pid), seconds=time.monotonic() - started, errors=page.locator(ERRORS).count())
+        row = dict(index=index, model=model, rss_mb=rss_mb(server.pid), **resident_parts(server.pid), seconds=time.monotonic() - started)
+        row["errors"] = page.locator(ERRORS).count()
         rows.append(row)
-        log(f"  {model:<8} text {index + 1:>2}: {row['rss_mb']:6.0f} MB ({row['seconds']:.1f} s){'  error box!' if row['errors'] else ''}")
+        parts = f"anon {row['anon_mb']:.0f}, files {row['file_mb']:.0f}"
+        log(f"  {model:<8} text {index + 1:>2}: {row['rss_mb']:6.0f} MB ({parts}; {row['seconds']:.1f} s){'  error box!' if row['errors'] else ''}")
     return rows
 
 
@@ -108,8 +125,9 @@ def run(n_texts: int = 40, n_tokens: int = 500, models: tuple[str, ...] = MODELS
 
 
 def format_report(result: dict) -> str:
-    lines = [f"Server RSS over {result['texts']} distinct {result['tokens']}-token texts per model (Attention page, one tab):", "  text  model     RSS MB"]
-    lines += [f"  {r['index'] + 1:>4}  {r['model']:<8} {r['rss_mb']:7.0f}" for r in result["curve"]]
+    lines = [f"Server RSS over {result['texts']} distinct {result['tokens']}-token texts per model (Attention page, one tab):"]
+    lines.append("  text  model     RSS MB  anon MB  files MB")
+    lines += [f"  {r['index'] + 1:>4}  {r['model']:<8} {r['rss_mb']:7.0f}  {r['anon_mb']:7.0f}  {r['file_mb']:8.0f}" for r in result["curve"]]
     lines.append(f"  at start {result['start_mb']:.0f} MB; " + "; ".join(f"plateau with {m} {mb:.0f} MB" for m, mb in result["plateau_mb"].items()))
     verdict = "meets" if result["met"] else "MISSED"
     lines.append(f"  peak {result['peak_mb']:.0f} MB [{verdict} ≤ {result['limit_mb']} MB]")

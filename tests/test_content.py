@@ -305,5 +305,9 @@ def test_scaling_lab_spread_grows_as_root_d_k_and_the_undivided_softmax_saturate
     assert shapes == {512, 16}  # the chosen d_k and the model's own are marked
     labels = {a["text"]: 10 ** a["x"] for a in content.figures["dot-spread"]["layout"]["annotations"]}  # log axis: log10 positions
     assert labels == pytest.approx({"chosen d_k = 512": 512, "the model's d_k = 16": 16})
+    notes = content.figures["dot-spread"]["layout"]["annotations"]  # one above the other, each towards the middle
+    assert [(a["xanchor"], a["yshift"]) for a in notes] == [("right", 0), ("left", 20)]
+    same = scaling_lab_page(16, model_d_k=16).figures["dot-spread"]["layout"]["annotations"]
+    assert [a["text"] for a in same] == ["chosen d_k = the model's d_k = 16"]
     assert 10 ** content.figures["dot-spread"]["layout"]["xaxis"]["range"][1] < 2048  # the axis ends near d_k = 1024
     assert content.values["entropy_without"] < 0.1 < content.values["entropy_with"]

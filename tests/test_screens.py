@@ -20,8 +20,9 @@ LAYOUT = """() => {
   };
 }"""
 ALL_DRAWN = "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden) .av-chart-plot')].every((gd) => gd.querySelector('.main-svg'))"
-# Every drawn chart: how far its title reaches past the figure's left and right edges, and how far it
-# runs into a legend above the plot (pixels; 0 when clear).
+# Every drawn chart: how far its title reaches past the figure's left and right edges, how far it runs
+# into a legend above the plot (pixels), and the largest overlap of two annotations (the panels' titles)
+# or of one with the title (px²; 0 when clear).
 TITLES = """() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden) .js-plotly-plot')].map((gd) => {
   const svg = gd.querySelector('.main-svg').getBoundingClientRect();
   const title = gd.querySelector('.gtitle');
@@ -30,10 +31,16 @@ TITLES = """() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)
   const t = title.getBoundingClientRect();
   const l = legend && legend.getBoundingClientRect();
   const above = l && l.bottom <= gd.querySelector('.bglayer, .cartesianlayer').getBoundingClientRect().top + 2;
+  const plotTop = Math.min(...[...gd.querySelectorAll('.nsewdrag')].map((r) => r.getBoundingClientRect().top));  // the panels' top
+  const notes = [...gd.querySelectorAll('.annotation-text-g')].filter((g) => g.textContent.trim())
+    .map((g) => g.getBoundingClientRect()).filter((r) => r.width && r.bottom <= plotTop + 2);  // above the panels: their titles
+  const span = (a, b, lo, hi) => Math.max(0, Math.min(a[hi], b[hi]) - Math.max(a[lo], b[lo]));
+  const meet = (a, b) => span(a, b, "left", "right") * span(a, b, "top", "bottom");
   return {
     text: title.textContent, lines: title.querySelectorAll('tspan.line').length || 1,
     left: Math.max(0, svg.left - t.left), right: Math.max(0, t.right - svg.right),
     legend: above && l.height ? Math.max(0, Math.min(t.bottom, l.bottom) - Math.max(t.top, l.top)) : 0,
+    notes: notes.flatMap((a, i) => notes.slice(i + 1).map((b) => meet(a, b) + meet(a, t))).reduce((x, y) => Math.max(x, y), 0),
   };
 }).filter(Boolean)"""
 
@@ -52,10 +59,13 @@ def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, scree
             assert seen["sidebar"] <= 1, (screen, label, seen)  # collapsed: no strip of it over the page
             assert seen["scroll"] <= seen["width"] + 1, (screen, label, seen)  # no sideways scroll
             assert 0 <= seen["title"] < width / 4, (screen, label, seen)  # the page starts at the left edge
+            if label == "Generate":  # its run is computed after the page's first draw
+                page.wait_for_function("() => document.querySelectorAll('.av-chart .main-svg').length >= 5", timeout=120_000)
             page.wait_for_function(ALL_DRAWN, timeout=60_000)
             titles = page.evaluate(TITLES)
             for title in titles:
                 assert title["left"] <= 1 and title["right"] <= 1 and title["legend"] <= 1, (screen, label, title)
+                assert title["notes"] <= 4, (screen, label, title)  # panel titles meet neither each other nor the title (px²)
             if label == "Generate":  # its titles are sentences: at a phone's width they take several lines
                 assert len(titles) == 5 and (screen == "tablet" or sum(t["lines"] > 1 for t in titles) >= 4), (screen, titles)
             if label == "Attention":  # the stages keep the width their labels need, scrolling inside their box

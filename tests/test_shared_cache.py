@@ -121,3 +121,120 @@ def test_the_budget_is_read_from_the_environment():
     assert budget_bytes({"ATTENTION_VIZ_MEMORY_MB": "512"}) == 512 * 2**20
     assert budget_bytes({}) == DEFAULT_MB * 2**20
     assert budget_bytes({"ATTENTION_VIZ_MEMORY_MB": "lots"}) == DEFAULT_MB * 2**20
+
+
+def test_a_value_dropped_from_the_budget_is_freed_though_it_sits_in_reference_cycles():
+    import gc
+    import weakref
+
+    import torch
+
+    from ui.shared_cache import COLLECT_AFTER_BYTES, _Budget
+
+    class Model:  # a module and its hooks refer to each other: only the cyclic collector frees them
+        def __init__(self):
+            self.weights = torch.empty(COLLECT_AFTER_BYTES // 4)  # float32: COLLECT_AFTER_BYTES bytes, pages never touched
+            self.hooks = [self]
+
+    budget = _Budget()
+    budget.limit = COLLECT_AFTER_BYTES + 1000
+    models = SharedCache(max_entries=10, budget=budget)
+    first = weakref.ref(models.get("first", Model))
+    gc.disable()  # only the budget's own collection may free it
+    try:
+        models.get("second", Model)  # the budget holds one: "first" is dropped
+        assert len(models) == 1 and not models.has("first")
+        assert first() is None
+    finally:
+        gc.enable()
+
+
+def test_free_pages_inside_the_c_heap_are_given_back_to_the_system():
+    import ctypes
+    from pathlib import Path
+
+    from ui.shared_cache import MALLOC_TRIM, release_free_memory
+
+    if MALLOC_TRIM is None:
+        pytest.skip("no malloc_trim in this C library (glibc only)")
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype, libc.malloc.argtypes, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]
+
+    def rss_mb() -> float:
+        line = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("VmRSS:"))
+        return int(line.split()[1]) / 1024
+
+    block = 64 * 1024  # below glibc's mmap threshold: from the heap
+    blocks = [libc.malloc(block) for _ in range(3200)]  # 200 MB
+    for address in blocks:
+        ctypes.memset(address, 1, block)
+    for index, address in enumerate(blocks):
+        if index % 16:  # every sixteenth block stays: the free ones lie between kept ones, not at the heap's top
+            libc.free(address)
+    held = rss_mb()
+    assert release_free_memory()
+    given_back = held - rss_mb()
+    for address in blocks[::16]:
+        libc.free(address)
+    assert given_back > 150  # of the 187 MB freed
+
+
+def test_a_value_that_refers_to_a_dropped_models_weights_goes_with_it():
+    import gc
+    import weakref
+    from dataclasses import dataclass, field
+
+    import torch
+
+    from ui.shared_cache import _Budget, size_of
+
+    class Model:
+        def __init__(self):
+            self.weight = torch.zeros(1000)  # 4,000 bytes
+
+    @dataclass
+    class Trace:  # as model.trace.Trace: its own tensors, and views of its model's weights (not counted)
+        pattern: torch.Tensor
+        weights: torch.Tensor = field(metadata={"owned": False})
+
+    budget = _Budget()
+    budget.limit = 10_000
+    models, traces = SharedCache(max_entries=10, budget=budget), SharedCache(max_entries=10, budget=budget)
+    model = models.get("smollm2", Model)
+    trace = traces.get("text", lambda m=model: Trace(torch.zeros(500), m.weight[:10]))  # used after the model
+    model_bytes = 4000 + len("weight")  # its tensor, and its attribute's name
+    assert size_of(trace) == 2000 and budget.total == model_bytes + 2000
+    alive = weakref.ref(model)
+    del model, trace
+    models.get("minilm", Model)  # over 10,000 bytes: the least recently used goes, the first model, and the trace with it
+    gc.collect()
+    assert not models.has("smollm2") and not traces.has("text") and alive() is None
+    assert budget.total == model_bytes and len(models) == 1
+    traces.get("other", lambda: Trace(torch.zeros(10), torch.zeros(3)))
+    models.drop("minilm")  # a value dropped by its own cache takes no one else's with it
+    assert traces.has("other") and budget.total == size_of(Trace(torch.zeros(10), torch.zeros(3))) == 40
+
+
+def test_a_session_holds_no_trace_once_the_caches_let_it_go():
+    """A browser session keeps its last run's widgets and the Attention page's fragment (a closed tab's too,
+    until Streamlit lets the session go): neither may keep the trace, or the model's weights stay in memory
+    after the shared cache dropped them (SmolLM2's 0.5 GB across a model switch)."""
+    import gc
+    import weakref
+
+    from apptest_helpers import open_page
+    from model.trace import Trace
+    from ui import content_cache, view
+
+    at = open_page("pages/3_Attention.py", {"text": "The bank of the river was muddy."})
+    assert at.session_state["settings"].text == "The bank of the river was muddy."
+    gc.collect()
+    traces = [weakref.ref(o) for o in gc.get_objects() if isinstance(o, Trace)]
+    assert traces
+    view.cached_run.clear()
+    content_cache._cached.clear()
+    gc.collect()
+    kept = [ref() for ref in traces if ref() is not None]
+    assert not kept, [gc.get_referrers(t)[:3] for t in kept][:1]
+    at.run()  # the session still draws: the page builds its trace again
+    assert not at.exception and len(at.session_state["settings"].text) > 0

@@ -4,6 +4,8 @@ Callbacks write the widget state that the next run reads (ui.view.read_settings)
 
 from __future__ import annotations
 
+import weakref
+
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -231,10 +233,19 @@ def clicks_rerun_only(draw: Callable, settings, trace, model=None) -> None:
     a cell of a heatmap or the word-level toggle inside it reruns only this part, with the pinned token,
     cell and word level the click wrote; the sidebar, the trace and the other figures stay as they are.
     The settings and the link follow the click. Above it, the anchor the page scrolls to when an overview
-    tile opens a head."""
+    tile opens a head.
+
+    The fragment stays in the session (a closed tab's too, until Streamlit lets the session go): it holds
+    the trace and the model weakly, so that they leave memory with the shared cache's entries; a click after
+    they left reruns the whole page, which builds them again."""
+    had_model = model is not None
+    trace_ref, model_ref = weakref.ref(trace), (weakref.ref(model) if had_model else lambda: None)
 
     @st.fragment
     def clicked_part():
+        trace, model = trace_ref(), model_ref()
+        if trace is None or (model is None and had_model):
+            st.rerun()
         state = st.session_state
         now = replace(
             settings,

@@ -14,6 +14,7 @@ As with `st.cache_resource`: a value is built once even when several sessions as
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import gc
 import itertools
@@ -68,10 +69,46 @@ def size_of(value, seen: set | None = None) -> int:
     if callable(getattr(value, "state_dict", None)) and callable(getattr(value, "parameters", None)):  # a torch module
         return sum(size_of(tensor, seen) for tensor in value.state_dict(keep_vars=True).values())
     if dataclasses.is_dataclass(value):  # a field marked metadata={"owned": False} is another's (a model's weights)
-        return sum(size_of(getattr(value, f.name), seen) for f in dataclasses.fields(value) if f.metadata.get("owned", True))
+        fields = dataclasses.fields(value)
+        for f in fields:
+            if not f.metadata.get("owned", True):  # not counted, but its storages noted: `borrowed`
+                inner: set = set()
+                size_of(getattr(value, f.name), inner)
+                seen.update(("borrowed", mark[1]) for mark in inner if isinstance(mark, tuple) and mark[0] == "storage")
+        return sum(size_of(getattr(value, f.name), seen) for f in fields if f.metadata.get("owned", True))
     if hasattr(value, "__dict__"):
         return size_of(vars(value), seen)
     return 0
+
+
+def storages(seen: set) -> tuple[frozenset, frozenset]:
+    """After `size_of(value, seen)`: the tensor storages `value` owns, and those it only refers to (another
+    value's, such as a trace's views of its model's weights), by address."""
+    owned = frozenset(mark[1] for mark in seen if isinstance(mark, tuple) and mark[0] == "storage" and mark[1])  # 0: an empty tensor
+    borrowed = frozenset(mark[1] for mark in seen if isinstance(mark, tuple) and mark[0] == "borrowed" and mark[1]) - owned
+    return owned, borrowed
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`, or None where the C library has none (musl, macOS)."""
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError):
+        return None
+
+
+MALLOC_TRIM = _malloc_trim()
+
+
+def release_free_memory() -> bool:
+    """Return to the system the pages that the C allocator keeps free inside its heaps (glibc's
+    `malloc_trim(0)`); whether anything was returned (False also where there is no `malloc_trim`).
+
+    A tensor smaller than glibc's mmap threshold (which rises to 32 MB as large blocks are freed) lives in
+    the allocator's heaps, and a freed one stays there, counted in the process's RSS, until a later
+    allocation reuses it. Only the top of a heap is given back on its own; the free pages between the
+    values still kept are given back only by `malloc_trim`."""
+    return bool(MALLOC_TRIM(0)) if MALLOC_TRIM is not None else False
 
 
 class _Budget:
@@ -83,6 +120,8 @@ class _Budget:
         self.total = 0
         self.limit: int | None = None  # read from the environment on first use
         self.dropped = 0  # bytes of the values dropped since the last garbage collection
+        # (cache id, key) → (storages the value owns, storages of other values it refers to), where it has any
+        self.storages: dict[tuple[int, Hashable], tuple[frozenset, frozenset]] = {}
 
     def bytes_allowed(self) -> int:
         if self.limit is None:
@@ -94,20 +133,38 @@ class _Budget:
             if (cache.ident, key) in self.used:
                 self.used.move_to_end((cache.ident, key))
 
-    def add(self, cache: SharedCache, key: Hashable, nbytes: int) -> None:
+    def _take(self, entry: tuple[int, Hashable]) -> list[tuple[SharedCache, Hashable]]:
+        """Remove `entry` from the budget with every entry that refers to its storages (a trace holding views
+        of a model's weights: the weights stay in memory as long as the trace does, so a model dropped alone
+        would leave its count in the budget and its 0.5 GB in the process). Called with the lock held; the
+        caches still hold the values (`forget` them after)."""
+        taken, pending = [], [entry]
+        while pending:
+            entry = pending.pop()
+            cache, nbytes = self.used.pop(entry, (None, 0))
+            if cache is None:
+                continue
+            self.total -= nbytes
+            self.dropped += nbytes
+            taken.append((cache, entry[1]))
+            owned = self.storages.pop(entry, (frozenset(), frozenset()))[0]
+            if owned:
+                pending += [other for other, (_, borrowed) in self.storages.items() if borrowed & owned]
+        return taken
+
+    def add(self, cache: SharedCache, key: Hashable, nbytes: int, parts: tuple[frozenset, frozenset] | None = None) -> None:
         """Keep `key`'s entry of `cache` in the budget (or `nbytes` more of it), making room by dropping the
-        entries used least recently."""
+        entries used least recently. `parts`: the storages the value owns and borrows (`storages`)."""
         victims = []
         with self.lock:
             before = self.used.get((cache.ident, key), (cache, 0))[1]
             self.used[(cache.ident, key)] = (cache, before + nbytes)
             self.used.move_to_end((cache.ident, key))
+            if parts is not None and (parts[0] or parts[1]):
+                self.storages[(cache.ident, key)] = parts
             self.total += nbytes
             while self.total > self.bytes_allowed() and len(self.used) > 1:
-                (owner_id, old_key), (owner, old_bytes) = self.used.popitem(last=False)
-                self.total -= old_bytes
-                self.dropped += old_bytes
-                victims.append((owner, old_key))
+                victims += self._take(next(iter(self.used)))
             collect = self.dropped >= COLLECT_AFTER_BYTES
             if collect:
                 self.dropped = 0
@@ -118,12 +175,15 @@ class _Budget:
             # only the cyclic collector frees, and the app runs no collection after each script run: dropped
             # values stayed in memory beside their replacements (a server at 3.3 GB with a 2 GB budget).
             gc.collect()
+            release_free_memory()
 
     def remove(self, cache: SharedCache, key: Hashable) -> None:
+        """Let `key`'s entry of `cache` go (the cache has dropped it), with the entries that refer to it."""
         with self.lock:
-            entry = self.used.pop((cache.ident, key), None)
-            if entry is not None:
-                self.total -= entry[1]
+            dropped = self._take((cache.ident, key))
+        for owner, old_key in dropped:
+            if owner is not cache or old_key != key:
+                owner.forget(old_key)
 
 
 BUDGET = _Budget()
@@ -168,14 +228,15 @@ class SharedCache(Generic[T]):
                 return value
             try:
                 value = build()
-                nbytes = size_of(value)
+                seen: set = set()
+                nbytes = size_of(value, seen)
                 if nbytes <= self.budget.bytes_allowed():
                     with self._lock:
                         self._values[key] = (self._clock(), value)
                         over = list(self._values)[: max(0, len(self._values) - self.max_entries)]
                     for old in over:
                         self.drop(old)
-                    self.budget.add(self, key, nbytes)
+                    self.budget.add(self, key, nbytes, storages(seen))
                 return value
             finally:  # after the value is kept: a session asking now finds it, not a new lock
                 with self._lock:

@@ -350,11 +350,15 @@ def draw_control(name: str, where, settings: Settings, model: TracedModel, trace
         where.pills("Mask", list(MASKS), key=key("mask"), format_func=MASK_LABELS.get, required=True, help=MASK_HELP)
     elif name == "hidden":
         pills = _hide_pills(where, settings, trace)
+        choices = hide_choices(trace, settings.sentence, settings.hidden)
+        # the labels, not the trace: the widget's format_func stays in the session (also a closed tab's, until
+        # Streamlit lets it go), and a trace in it would keep the trace and its model's weights in memory
+        labels = {pair: hidden_token_label(trace, pair) for pair in choices}
         where.multiselect(
             "…or find one in any sentence" if pills else "Hide key tokens",
-            hide_choices(trace, settings.sentence, settings.hidden),
+            choices,
             key=key("hidden"),
-            format_func=lambda pair: hidden_token_label(trace, pair),
+            format_func=lambda pair: labels.get(pair, str(pair)),
             placeholder="type a word to find it",
             help=HIDE_HELP,
         )

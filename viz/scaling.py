@@ -9,6 +9,9 @@ from viz import plain
 from viz.theme import PALETTE
 
 
+LABEL_STEP_PX = 20  # the marks' labels stand one above the other, this far apart
+
+
 def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_d_k: int | None = None, title: str) -> dict:
     """Measured standard deviation of q·k per d_k (points) against √d_k (line), on log–log axes, and
     the spread after dividing by √d_k (flat at 1). The chosen d_k and the model's own are marked."""
@@ -38,8 +41,23 @@ def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_
     marks = [(d_k, "chosen d_k", PALETTE[3])] + ([(model_d_k, "the model's d_k", PALETTE[4])] if model_d_k else [])
     # each mark: a vertical line in data units over the plot's height, and its label, an annotation, in log10 units on a log axis
     shapes = [dict(line=dict(color=colour, width=2), type="line", x0=value, x1=value, xref="x", y0=0, y1=1, yref="y domain") for value, _, colour in marks]
+    # the labels one above the other, each on the side of its line towards the plot's middle, so that two
+    # close marks never write over each other and none leaves the figure on a phone
+    if model_d_k == d_k:
+        marks = [(d_k, "chosen d_k = the model's d_k", PALETTE[3])]
+    low, high = math.log10(min(dims)) - 0.1, math.log10(max(dims)) + 0.1
     annotations = [
-        dict(showarrow=False, text=f"{label} = {value}", x=math.log10(value), xanchor="right", y=1, yanchor="bottom", yref="paper") for value, label, _ in marks
+        dict(
+            showarrow=False,
+            text=f"{label} = {value}",
+            x=math.log10(value),
+            xanchor="left" if math.log10(value) < (low + high) / 2 else "right",
+            y=1,
+            yanchor="bottom",
+            yref="paper",
+            yshift=LABEL_STEP_PX * row,
+        )
+        for row, (value, label, _) in enumerate(marks)
     ]
     powers = [2**p for p in range(0, 11, 2)]  # 1, 4, 16, … 1024
     layout = dict(
@@ -51,7 +69,7 @@ def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_
             type="log",
             tickvals=powers,
             ticktext=[str(p) for p in powers],
-            range=[math.log10(min(dims)) - 0.1, math.log10(max(dims)) + 0.1],
+            range=[low, high],
         ),
         yaxis=dict(
             title=plain.title("standard deviation of the score"),
@@ -60,7 +78,8 @@ def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_
             ticktext=["0.5", "1", "2", "4", "8", "16", "32"],
         ),
         legend=dict(orientation="h", yanchor="bottom", y=-0.35),
-        height=460,
+        height=460 + LABEL_STEP_PX * (len(marks) - 1),
+        margin=dict(t=100 + LABEL_STEP_PX * (len(marks) - 1)),
     )
     return plain.figure(data, layout)
 

@@ -556,6 +556,7 @@ function lookOfThePage(figure, element, width, height) {
 // A figure's title, margin and height as they were before fitTheWidth changed them (a figure is parsed once
 // per version but may be drawn at several widths).
 const asSent = new WeakMap();
+const BREAK = /<br\s*\/?>/i; // a line break in plotly's text
 let measurer = null;
 
 function fitTheWidth(figure, width, height) {
@@ -565,9 +566,9 @@ function fitTheWidth(figure, width, height) {
   // lines added, so the plot keeps its size and nothing overlaps. `height`: the figure's height where its
   // layout names none. Returns the pixels added.
   const layout = figure.layout || {};
-  if (!asSent.has(layout)) asSent.set(layout, { title: layout.title, margin: layout.margin, height: layout.height });
+  if (!asSent.has(layout)) asSent.set(layout, { title: layout.title, margin: layout.margin, height: layout.height, annotations: layout.annotations });
   const sent = asSent.get(layout);
-  Object.assign(layout, { title: sent.title, margin: sent.margin, height: sent.height });
+  Object.assign(layout, { title: sent.title, margin: sent.margin, height: sent.height, annotations: sent.annotations });
   const sentText = sent.title && sent.title.text;
   if (!width || typeof sentText !== "string") return 0;
   const family = (layout.font && layout.font.family) || "sans-serif";
@@ -577,19 +578,22 @@ function fitTheWidth(figure, width, height) {
   const room = width * (1 - (x < 0.5 ? x : 0)) - (x < 0.5 ? 12 : 24);
   const bare = sentText.startsWith("<b>") ? sentText.slice(3, -4) : sentText;
   const lines = [];
-  for (const line of bare.split(/<br\s*\/?>/i)) {
+  for (const line of bare.split(BREAK)) {
     const small = /^\s*<sup>/i.test(line);
     lines.push(...wrapWords(line, room, `${sentText.startsWith("<b>") && !small ? "bold " : ""}${Math.round(small ? titleSize * 0.7 : titleSize)}px ${family}`));
   }
-  const before = bare.split(/<br\s*\/?>/i).length;
+  const before = bare.split(BREAK).length;
   const legendRows = legendRowsAbove(figure, width, fontSize, family);
-  if (lines.length === before && legendRows.rows <= 1) return 0;
+  const panelTitles = panelTitlesFitted(layout, width, family);
+  if (lines.length === before && legendRows.rows <= 1 && !panelTitles.changed) return 0;
   // the title's lines from 10 px below the top (plotly places a title's first line at its y, whatever its
-  // anchor, and the others below it), then the legend's rows, standing on the plot's top, then the plot
+  // anchor, and the others below it), then the legend's rows and the panels' titles, standing on the plot's top
   const text = lines.join("<br>");
   const top = pick(layout, ["margin", "t"]) ?? 100;
-  const needed = 10 + lines.length * titleSize * 1.3 + (legendRows.rows ? legendRows.rows * legendRows.height + 10 : 0) + 8;
+  const legendHeight = legendRows.rows ? legendRows.rows * legendRows.height + 10 : 0;
+  const needed = 10 + (lines.length * 1.3 + 0.3) * titleSize + legendHeight + panelTitles.height + 12;
   const added = Math.max(0, Math.ceil(needed - top));
+  if (panelTitles.changed) layout.annotations = panelTitles.annotations;
   const total = (sent.height || height) + added;
   layout.title = Object.assign({}, layout.title, {
     text: sentText.startsWith("<b>") ? `<b>${text}</b>` : text,
@@ -599,6 +603,35 @@ function fitTheWidth(figure, width, height) {
   layout.margin = Object.assign({}, layout.margin, { t: top + added });
   if (sent.height) layout.height = sent.height + added;
   return added;
+}
+
+function panelTitlesFitted(layout, width, family) {
+  // the titles of the top row of panels (make_subplots' annotations: centred above their panel), each no
+  // wider than the space between its neighbours: broken into lines, or in a smaller font (down to 9 px)
+  // where one word is wider. Their height above the panels (the tallest), and whether any changed.
+  const notes = layout.annotations;
+  const none = { height: 0, changed: false, annotations: notes };
+  if (!Array.isArray(notes)) return none;
+  const isTop = (a) => a && a.xref === "paper" && a.yref === "paper" && a.xanchor === "center" && a.yanchor === "bottom" && a.y >= 0.99 && typeof a.text === "string";
+  const top = notes.filter(isTop);
+  if (top.length < 2) return none;
+  const margin = Object.assign({ l: 80, r: 80 }, pick(layout, ["margin"]) || {});
+  const plot = width - margin.l - margin.r;
+  let height = 0;
+  let changed = false;
+  const annotations = notes.map((a) => {
+    if (!isTop(a)) return a;
+    const gap = Math.min(...top.filter((b) => b !== a).map((b) => Math.abs(b.x - a.x))) * plot - 8;
+    let size = (a.font && a.font.size) || 16;
+    const lines = a.text.split(BREAK).flatMap((line) => wrapWords(line, gap, `${size}px ${family}`));
+    const widest = Math.max(...lines.map((line) => textWidth(line, `${size}px ${family}`)));
+    if (widest > gap) size = Math.max(9, Math.floor((size * gap) / widest));
+    height = Math.max(height, lines.length * size * 1.3);
+    if (lines.length === a.text.split(BREAK).length && size === ((a.font && a.font.size) || 16)) return a;
+    changed = true;
+    return Object.assign({}, a, { text: lines.join("<br>"), font: Object.assign({}, a.font, { size }) });
+  });
+  return { height, changed, annotations };
 }
 
 function pick(layout, path) {
