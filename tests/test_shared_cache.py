@@ -238,3 +238,25 @@ def test_a_session_holds_no_trace_once_the_caches_let_it_go():
     assert not kept, [gc.get_referrers(t)[:3] for t in kept][:1]
     at.run()  # the session still draws: the page builds its trace again
     assert not at.exception and len(at.session_state["settings"].text) > 0
+
+
+def test_the_output_step_keeps_a_copy_of_w_o_not_the_model_s_weights():
+    """The page's content (cached, and kept in a session for its downloads) must not hold views of the
+    model's weights: a mapped safetensors file is one storage, so one layer's W_O would keep the whole
+    model in memory after the caches let it go."""
+    import numpy as np
+
+    from model import load_model
+    from viz.content import Settings, run_model
+    from viz.content.attention import output_step_and_table
+
+    model = load_model("toy")
+    settings = Settings(text="The bank of the river was muddy.")
+    trace = run_model(model, settings.sentences, settings.display)
+    figure, table = output_step_and_table(trace, model, 0, 0, [0, 1])
+    w_o = model.output_projection(0)[0].numpy()
+    arrays = [v for trace_ in figure["data"] for v in trace_.values() if isinstance(v, np.ndarray)]
+    kept = [cell.cell_contents for cell in table.__closure__ if isinstance(cell.cell_contents, np.ndarray)]  # what the table keeps
+    assert any(np.array_equal(a, w_o) for a in arrays) and any(np.array_equal(a, w_o) for a in kept)  # W_O drawn and kept …
+    assert not any(np.shares_memory(a, w_o) for a in arrays + kept)  # … as copies
+    assert table()["value"].notna().all()

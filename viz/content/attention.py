@@ -317,7 +317,9 @@ def output_step_and_table(trace, model, sentence: int, layer: int, heads: list[i
     w_o, _ = model.output_projection(layer)
     output = model.attention_output(layer, stages.z[sentence : sentence + 1])[0]  # [pos, d_model]
     z_heads = np.array(stages.z[sentence], dtype=np.float32)  # [head, pos, d_head], a copy (see value_step_and_table)
-    weights, out = w_o.numpy(), output.numpy()  # [head · d_head, d_model], [pos, d_model]
+    # a copy of W_O: a view would keep the model's weights alive with the page's content (a mapped
+    # safetensors file is one storage: 0.5 GB of SmolLM2 held by one layer's W_O in a closed tab's session)
+    weights, out = np.array(w_o.numpy(), dtype=np.float32), output.numpy()  # [head · d_head, d_model], [pos, d_model]
     figure = output_step_figure(
         z_heads,
         weights,
