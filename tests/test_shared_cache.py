@@ -226,11 +226,13 @@ def test_a_session_holds_no_trace_once_the_caches_let_it_go():
     from model.trace import Trace
     from ui import content_cache, view
 
+    gc.collect()
+    before = {id(o) for o in gc.get_objects() if isinstance(o, Trace)}  # other tests' (their own caches)
     at = open_page("pages/3_Attention.py", {"text": "The bank of the river was muddy."})
     assert at.session_state["settings"].text == "The bank of the river was muddy."
     gc.collect()
-    traces = [weakref.ref(o) for o in gc.get_objects() if isinstance(o, Trace)]
-    assert traces
+    traces = [weakref.ref(o) for o in gc.get_objects() if isinstance(o, Trace) and id(o) not in before]
+    assert traces and all(ref().texts == ["The bank of the river was muddy."] for ref in traces)
     view.cached_run.clear()
     content_cache._cached.clear()
     gc.collect()
