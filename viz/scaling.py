@@ -38,13 +38,14 @@ def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_
             marker=dict(size=5),
         ),
     ]
-    marks = [(d_k, "chosen d_k", PALETTE[3])] + ([(model_d_k, "the model's d_k", PALETTE[4])] if model_d_k else [])
+    if model_d_k == d_k:  # one line, one label
+        marks = [(d_k, "chosen d_k = the model's d_k", PALETTE[3])]
+    else:
+        marks = [(d_k, "chosen d_k", PALETTE[3])] + ([(model_d_k, "the model's d_k", PALETTE[4])] if model_d_k else [])
     # each mark: a vertical line in data units over the plot's height, and its label, an annotation, in log10 units on a log axis
     shapes = [dict(line=dict(color=colour, width=2), type="line", x0=value, x1=value, xref="x", y0=0, y1=1, yref="y domain") for value, _, colour in marks]
     # the labels one above the other, each on the side of its line towards the plot's middle, so that two
     # close marks never write over each other and none leaves the figure on a phone
-    if model_d_k == d_k:
-        marks = [(d_k, "chosen d_k = the model's d_k", PALETTE[3])]
     low, high = math.log10(min(dims)) - 0.1, math.log10(max(dims)) + 0.1
     annotations = [
         dict(

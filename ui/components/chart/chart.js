@@ -582,7 +582,7 @@ function fitTheWidth(figure, width, height) {
     const small = /^\s*<sup>/i.test(line);
     lines.push(...wrapWords(line, room, `${sentText.startsWith("<b>") && !small ? "bold " : ""}${Math.round(small ? titleSize * 0.7 : titleSize)}px ${family}`));
   }
-  const before = bare.split(BREAK).length;
+  const before = bare.split(BREAK).length; // the title's lines as sent
   const legendRows = legendRowsAbove(figure, width, fontSize, family);
   const panelTitles = panelTitlesFitted(layout, width, family);
   if (lines.length === before && legendRows.rows <= 1 && !panelTitles.changed) return 0;
@@ -615,8 +615,7 @@ function panelTitlesFitted(layout, width, family) {
   const isTop = (a) => a && a.xref === "paper" && a.yref === "paper" && a.xanchor === "center" && a.yanchor === "bottom" && a.y >= 0.99 && typeof a.text === "string";
   const top = notes.filter(isTop);
   if (top.length < 2) return none;
-  const margin = Object.assign({ l: 80, r: 80 }, pick(layout, ["margin"]) || {});
-  const plot = width - margin.l - margin.r;
+  const plot = plotWidth(layout, width);
   let height = 0;
   let changed = false;
   const annotations = notes.map((a) => {
@@ -632,6 +631,12 @@ function panelTitlesFitted(layout, width, family) {
     return Object.assign({}, a, { text: lines.join("<br>"), font: Object.assign({}, a.font, { size }) });
   });
   return { height, changed, annotations };
+}
+
+function plotWidth(layout, width) {
+  // the plot area's width in a chart `width` wide (plotly's margins default to 80 px left and right)
+  const margin = Object.assign({ l: 80, r: 80 }, pick(layout, ["margin"]) || {});
+  return width - margin.l - margin.r;
 }
 
 function pick(layout, path) {
@@ -689,8 +694,7 @@ function legendRowsAbove(figure, width, fontSize, family) {
   }
   if (entries.length < 2 && layout.showlegend !== true) return none;
   const size = (legend.font && legend.font.size) || fontSize;
-  const margin = Object.assign({ l: 80, r: 80 }, layout.margin);
-  const room = width - margin.l - margin.r - 40; // plotly wraps a little before the plot's width
+  const room = plotWidth(layout, width) - 40; // plotly wraps a little before the plot's width
   let rows = 1;
   let used = 0;
   for (const name of entries) {
