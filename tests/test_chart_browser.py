@@ -19,7 +19,14 @@ from ui import assets
 pytestmark = pytest.mark.browser
 
 STAGES = ".js-plotly-plot"  # the first chart of the Attention page: the stages of layer 0, head 0
-PANEL = "(gd, axis) => Array.from(gd._fullData.find(t => t.type === 'heatmap' && t.xaxis === axis).z, row => Array.from(row)).flat().filter(Number.isFinite)"
+# a panel's finite values as the chart holds them (gd.data): rows of numbers, or plotly's typed array {dtype, bdata}
+PANEL = """(gd, axis) => {
+  const z = gd.data.find((t) => t.type === 'heatmap' && (t.xaxis || 'x') === axis).z;
+  const typed = { f4: Float32Array, f8: Float64Array };
+  const decoded = () => Array.from(new typed[z.dtype](Uint8Array.from(atob(z.bdata), (c) => c.charCodeAt(0)).buffer));
+  const values = z.bdata ? decoded() : Array.from(z, (row) => Array.from(row)).flat();
+  return values.filter(Number.isFinite);
+}"""
 
 
 NEWEST = "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)')].every(b => b.__chart?.wanted && b.__chart.shown === b.__chart.wanted.version)"
@@ -27,6 +34,14 @@ NEWEST = "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)')
 
 def charts_drawn(page) -> int:
     return page.evaluate("() => [...document.querySelectorAll('.av-chart')].filter(b => b.querySelector('.main-svg')).length")
+
+
+def camera_download(page, plot) -> str:
+    """The name of the file plotly's camera button above `plot` (a chart's plot element) saves."""
+    plot.hover()
+    with page.expect_download(timeout=30_000) as download:
+        plot.locator(".modebar-btn[data-title^='Download plot']").click()
+    return download.value.suggested_filename
 
 
 def open_attention(browser, server):
@@ -109,12 +124,13 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
 
         stages = page.locator(STAGES).first
         stages.evaluate("gd => { gd.__before = true; gd.querySelector('.main-svg').__before = true; }")
-        camera = "gd => [gd._context.toImageButtonOptions.filename, gd.closest('.av-chart').__chart.wanted.config.toImageButtonOptions.filename]"
-        before_name, wanted = stages.evaluate(camera)
-        assert before_name == wanted and before_name.startswith("stages-l0-h0-")
+        camera = lambda plot: (camera_download(page, plot), plot.evaluate("gd => gd.closest('.av-chart').__chart.wanted.config.toImageButtonOptions.filename"))  # noqa: E731
+        before_name, wanted = camera(stages)
+        assert before_name == wanted + ".svg" and before_name.startswith("stages-l0-h0-")
         rows = page.locator(".av-chart").filter(has_text="How peaked is each query row?").locator(".js-plotly-plot")
         rows_version = rows.evaluate("gd => gd.closest('.av-chart').__chart.shown")
-        rows_before_name = rows.evaluate(camera)[0]
+        rows_before_name = camera(rows)[0]
+        stages.scroll_into_view_if_needed()  # back to the stages, which the hover on the rows' chart scrolled away
         panel = lambda axis: stages.evaluate(f"gd => ({PANEL})(gd, '{axis}')")  # noqa: E731
         scaled = panel("x2")
         page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
@@ -126,18 +142,18 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
         )
         unscaled, raw = panel("x2"), panel("x")
         assert stages.evaluate("gd => gd.__before === true")  # the same plot element: updated, not drawn anew
-        # and plotly updated it (Plotly.react's diff), not purged and drew it from scratch: the camera
-        # button's file name, which names the view, is set in place, not through a new config
+        # and plotly updated it (Plotly.react's diff), not purged and drew it from scratch (a new config
+        # would): yet the camera button saves the file under the new view's name
         assert stages.evaluate("gd => gd.querySelector('.main-svg').__before === true")
-        after_name, wanted = stages.evaluate(camera)
-        assert after_name == wanted and after_name != before_name
+        after_name, wanted = camera(stages)
+        assert after_name == wanted + ".svg" and after_name != before_name
         # a chart whose figure the toggle did not change (how peaked each row is: it compares both) is not
         # drawn again, nor faded as waiting below the window, but its camera button names the new view
         settle(page)
         assert rows.evaluate("gd => gd.closest('.av-chart').__chart.shown") == rows_version
         assert "av-chart-stale" not in rows.evaluate("gd => gd.closest('.av-chart').className")
-        rows_name, rows_wanted = rows.evaluate(camera)
-        assert rows_name == rows_wanted and rows_name != rows_before_name and rows_name.startswith("row-stats-")
+        rows_name, rows_wanted = camera(rows)
+        assert rows_name == rows_wanted + ".svg" and rows_name != rows_before_name and rows_name.startswith("row-stats-")
         assert unscaled == pytest.approx(raw, abs=1e-4)  # scaling off: the second panel is the raw scores
         assert scaled == pytest.approx([v / 32**0.5 for v in raw], abs=1e-3)  # before: raw ÷ √d_k (d_k = 32)
         settle(page)
@@ -273,10 +289,12 @@ SENDS_AND_DRAWS = """() => {
 def test_a_controls_new_value_leaves_for_the_server_before_the_browser_draws_ahead(server, control):
     """The browser draws the stages ahead of the server's rerun (live.js), but only once Streamlit has sent
     the control's new value: the rerun then runs while the browser draws, not after (at 16 tokens the
-    drawing takes 100 ms of this machine's main thread, which the rerun used to wait for)."""
+    drawing takes 100 ms of this machine's main thread, which the rerun used to wait for). The server's
+    figure, which draws the same, then takes the chart's place without drawing it again."""
     with chromium() as browser:
         page = open_attention(browser, server)
         page.evaluate(SENDS_AND_DRAWS)
+        page.locator(STAGES).first.evaluate("gd => { gd.__drawings = 0; gd.on('plotly_afterplot', () => gd.__drawings++); }")
         view = "document.querySelector('.av-chart').__chart"
         clicked = page.evaluate("performance.now()")
         if control == "scaling":
@@ -287,13 +305,16 @@ def test_a_controls_new_value_leaves_for_the_server_before_the_browser_draws_ahe
         sends, draws = page.evaluate("[window.__sends, window.__draws]")
         first_draw = min(d for d in draws if d > clicked)
         assert [t for t in sends if clicked < t < first_draw], (clicked, sends, draws)  # the value went first
+        page.wait_for_function(f"() => !{view}.predicted && {view}.shown === {view}.wanted.version", timeout=30_000)
         settle(page)
+        assert page.locator(STAGES).first.evaluate("gd => gd.__drawings") == 1  # drawn ahead, then not again
 
 
 def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_agrees(server):
     """With the server stopped, a click on head 2's pill shows head 2's stages, drawn in the browser from
     head 0's figure and head 2's raw scores (its placeholder); a click on head 0's pill hides head 0's. Once
-    the server runs again, its figure of head 2 is drawn in the same element: the same values and titles."""
+    the server runs again, its figure of head 2 takes the same element without drawing it again: the same
+    values and titles."""
     with chromium() as browser:
         page = open_attention(browser, server)
         stages_of = "(head) => document.querySelector(`[class*=st-key-av_head_box_H${head}] .av-chart`)"
@@ -317,11 +338,15 @@ def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_a
             page.wait_for_function(f"() => ({stages_of})(0)?.getBoundingClientRect().height === 0", timeout=10_000)
             first_shown = page.locator(".av-chart:not(.av-chart-hidden) .js-plotly-plot").first
             assert shown(2) and first_shown.evaluate("gd => gd.layout.title.text") == title(2)
+            drawings = "gd => { gd.__drawings = 0; gd.on('plotly_afterplot', () => gd.__drawings++); }"
+            page.locator("[class*=st-key-av_head_box_H2] .js-plotly-plot").evaluate(drawings)
         page.wait_for_function("() => location.search.includes('heads=2')", timeout=30_000)
         view = f"({stages_of})(2).__chart"
         page.wait_for_function(f"() => !{view}.predicted && {view}.shown === {view}.wanted.version", timeout=30_000)
         settle(page)
         assert page.evaluate(f"() => ({stages_of})(2).__mark") == "same element"  # drawn over, not remounted
+        # the server's figure of head 2 draws what the browser drew: the chart is not drawn again
+        assert page.locator("[class*=st-key-av_head_box_H2] .js-plotly-plot").evaluate("gd => gd.__drawings") == 0
         assert not shown(0) and shown(2) and title(2).startswith("<b>toy · layer 0 · head 2 · mask causal+padding")
         assert panel(2, "x") == pytest.approx(ahead_raw, rel=1e-3, abs=1e-6)
         assert panel(2, "x4") == pytest.approx(ahead_pattern, rel=1e-3, abs=1e-6)

@@ -184,6 +184,55 @@ def test_minilms_stages_too_with_its_own_mask_and_special_tokens():
         assert_same_figure(figure, plain(plotly_dict(page(settings_of(setting, **more)).figures["stages-L0-H7"])))
 
 
+SAME_DRAWING = """
+const fs = require("fs");
+const code = fs.readFileSync(process.argv[1], "utf8");
+const { predictStages, sameDrawing, unpack, withHead } = new Function(code + "\\nreturn { predictStages, sameDrawing, unpack, withHead };")();
+const cases = JSON.parse(fs.readFileSync(0, "utf8"));
+const same = ({ sent, live, setting, truth, head }) =>
+  sameDrawing(predictStages(unpack(JSON.parse(sent)), head ? withHead(live, head) : live, setting), unpack(JSON.parse(truth)));
+process.stdout.write(JSON.stringify(cases.map(same)));
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed (Debian: apt-get install nodejs)")
+def test_the_drawing_ahead_is_kept_only_when_the_servers_figure_draws_the_same():
+    """chart.js keeps the browser's drawing when the server's figure for the same setting comes and
+    `sameDrawing` finds them alike (ui/components/chart/live.js): both as the browser gets them
+    (`browser_json`, values to 4 significant digits, then `unpack`), for every setting of the controls; and
+    not when one weight, a panel's title or a cell's hover text differs."""
+    from viz.clickable import with_cell_targets
+    from viz.payload import browser_json
+
+    clickable = lambda figure: with_cell_targets(figure, xaxis="x4", yaxis="y4")[0]  # noqa: E731  (as ui/attention.py sends it)
+    shown = settings_of(SHOWN, sentence=1)
+    content = page(shown)
+    sent = browser_json(clickable(content.figures["stages-L0-H0"]))
+    cases = []
+    for setting in SETTINGS:
+        truth = clickable(page(settings_of(setting, sentence=1)).figures["stages-L0-H0"])
+        cases.append({"sent": sent, "live": content.values["live-stages-L0-H0"], "setting": controls_show(setting, shown), "truth": browser_json(truth)})
+    truth = clickable(page(settings_of(SETTINGS[2], sentence=1)).figures["stages-L0-H0"])
+    pattern = next(t for t in truth["data"] if (t.get("meta") or {}).get("stage") == "pattern")
+    weight = pattern["z"].copy()
+    weight[np.unravel_index(np.nanargmax(weight), weight.shape)] *= 0.99  # the largest weight 1 % off
+    off_value = dict(truth, data=[dict(t, z=weight) if t is pattern else t for t in truth["data"]])
+    off_title = dict(truth, layout=dict(truth["layout"], annotations=[dict(a) for a in truth["layout"]["annotations"]]))
+    off_title["layout"]["annotations"][1]["text"] += " "
+    texts = next(t for t in truth["data"] if t.get("text") is not None)
+    text = texts["text"].astype(object)
+    text[0, 0] += "!"
+    off_hover = dict(truth, data=[dict(t, text=text) if t is texts else t for t in truth["data"]])
+    cases += [dict(cases[2], truth=browser_json(figure)) for figure in (off_value, off_title, off_hover)]
+    # a head's pill: that head drawn from head 0's figure (its placeholder), against the server's figure of it
+    for head, setting in ((1, SHOWN), (3, SETTINGS[2])):
+        truth = clickable(page(settings_of(setting, sentence=1, heads=(head,))).figures[f"stages-L0-H{head}"])
+        placeholder = content.values[f"placeholder-stages-L0-H{head}"]
+        cases.append({**cases[0], "setting": controls_show(setting, shown), "truth": browser_json(truth), "head": placeholder})
+    done = subprocess.run([NODE, "-e", SAME_DRAWING, str(LIVE_JS)], input=json.dumps(cases), capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(done.stdout) == [True] * len(SETTINGS) + [False, False, False] + [True, True]
+
+
 @pytest.mark.skipif(NODE is None, reason="node is not installed (Debian: apt-get install nodejs)")
 def test_every_temperature_of_the_slider_is_written_as_the_server_writes_it():
     shown = settings_of(SHOWN)

@@ -47,41 +47,6 @@ export default function chart(component) {
 
 const decoder = new TextDecoder();
 
-function unpack(figure) {
-  // a trace's text per cell, sent as its row and column parts, and its z, sent as 4 significant digits
-  // (ui/figures.py, browser_json)
-  for (const trace of figure.data || []) {
-    const parts = trace.av_text;
-    if (parts) {
-      delete trace.av_text;
-      trace.text = parts.rows.map((row) => parts.cols.map((col) => row + col));
-    }
-    if (trace.av_z) {
-      trace.z = decimalValues(trace.av_z);
-      delete trace.av_z;
-    }
-  }
-  return figure;
-}
-
-const NAN_DIGITS = -32768;
-const POWERS = Array.from({ length: 80 }, (_, k) => Number(`1e${k}`)); // the doubles nearest 10^k, as ui/figures.py's
-
-function decimalValues({ shape, bdata }) {
-  // n digits (int16) then n powers of ten (int8): value = digits × 10^power, as rows of float32
-  const [rows, cols] = shape;
-  const n = rows * cols;
-  const bytes = base64Bytes(bdata);
-  const digits = new Int16Array(bytes.buffer, 0, n);
-  const power = new Int8Array(bytes.buffer, 2 * n, n);
-  const values = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    const p = power[i];
-    values[i] = digits[i] === NAN_DIGITS ? NaN : p >= 0 ? digits[i] * POWERS[p] : digits[i] / POWERS[-p];
-  }
-  return Array.from({ length: rows }, (_, r) => values.subarray(r * cols, (r + 1) * cols));
-}
-
 function read(data) {
   // one line of JSON about the chart, then the figure's JSON (parsed when drawn)
   if (!data) return null;
@@ -236,6 +201,20 @@ function createView(parent) {
       .finally(() => button.removeAttribute("aria-busy"));
   }
 
+  function cameraButton(Plotly, options) {
+    // plotly's own camera button, in its place, but reading the view's options when it is clicked: they
+    // name the view (its file name changes with every toggle), and a new config would make Plotly.react
+    // draw the chart from scratch. A placeholder's drawing (another head's figure) takes plotly's default name.
+    const click = () => {
+      const wanted = view.wanted;
+      const newest = wanted && !wanted.placeholder && wanted.config ? wanted.config.toImageButtonOptions : {};
+      return Plotly.downloadImage(gd, Object.assign({ format: "png" }, newest)).catch((error) => {
+        note.textContent = `The image could not be made: ${error && error.message ? error.message : error}`;
+      });
+    };
+    return { modeBarButtonsToRemove: ["toImage"], modeBarButtonsToAdd: [{ name: "Download plot", icon: Plotly.Icons.camera, click }] };
+  }
+
   const view = {
     gd,
     visible: false,
@@ -247,6 +226,7 @@ function createView(parent) {
     tries: 0,
     send: null,
     predicted: null, // the setting drawn by the browser ahead of the server (live.js), or null
+    ahead: null, // what that drawing was made from: {shown, spec, live, setting} (drewAhead)
     hidden: false, // a head not shown: a placeholder, or a chart whose head's pill was just clicked off
     update(data) {
       if (!data) return;
@@ -263,6 +243,7 @@ function createView(parent) {
       // the server's figure replaces the browser's. Only a click or a key makes the browser draw ahead: a
       // figure the server changed itself (the "T = 1" button, a lesson) may come before the controls that
       // show its setting, so they are not read here
+      const ahead = view.predicted;
       view.predicted = null;
       markDrawnAhead();
       view.hide(Boolean(data.placeholder));
@@ -272,8 +253,7 @@ function createView(parent) {
         return;
       }
       gd.style.minHeight = `${data.height}px`; // the page keeps its layout while the chart waits
-      if (view.shown === shownAs(data, view.predicted)) {
-        camera(data); // the figure is drawn already: only the camera button's options follow the view
+      if (view.shown === shownAs(data, null) || (ahead && view.drewAhead(data))) {
         waiting.delete(view);
         stale.delete(view);
         box.classList.remove("av-chart-stale");
@@ -335,6 +315,7 @@ function createView(parent) {
             layout.autosize = true;
           }
           const { toImageButtonOptions, ...rest } = Object.assign({ displaylogo: false, responsive: false }, data.config || {});
+          if (toImageButtonOptions) Object.assign(rest, cameraButton(Plotly, toImageButtonOptions));
           const first = view.shown === null;
           const started = performance.now();
           // A config that differs in any way makes Plotly.react draw the chart from scratch and then react
@@ -343,13 +324,13 @@ function createView(parent) {
           // button is clicked: they are set in place, and react gets the config only when the rest of it
           // changed.
           const stable = JSON.stringify(rest);
-          const config = Object.assign({}, rest, toImageButtonOptions ? { toImageButtonOptions } : {});
-          const done = first || stable !== view.config ? Plotly.react(gd, figure.data || [], layout, config) : Plotly.react(gd, figure.data || [], layout);
+          const done = first || stable !== view.config ? Plotly.react(gd, figure.data || [], layout, rest) : Plotly.react(gd, figure.data || [], layout);
           view.config = stable;
-          camera(wanted.placeholder ? {} : data); // not the template's file name for another head's picture
           // how long each drawing took, when the browser benchmark asks (bench/browser.py sets the list)
           if (window.__avChartTimes) window.__avChartTimes.push([started, performance.now() - started, view.visible]);
           view.shown = shownAs(wanted, predicted);
+          // what was drawn ahead, to compare with the server's figure when it comes (drewAhead)
+          view.ahead = predicted ? { shown: view.shown, spec: data.spec, live, setting: predicted } : null;
           markDrawnAhead();
           if (view.wanted === wanted) box.classList.remove("av-chart-stale");
           note.textContent = "";
@@ -367,6 +348,22 @@ function createView(parent) {
           }
         });
     },
+  };
+
+  view.drewAhead = (data) => {
+    // whether the drawing ahead already shows the server's new figure, to the digits it was sent with. Then
+    // the drawing stays: the server's figure would redraw the chart (at a slow laptop's speed, as long as
+    // the drawing ahead took) for changes of a colour below one step of its scale. The drawing ahead is
+    // made again from the figure it started from as the server sent it (Plotly.react writes into what it
+    // draws), and compared with the new figure before anything draws it. A head's pill drew its head from
+    // another head's figure (a placeholder's drawing): the server's own figure of the head is compared too.
+    const ahead = view.ahead;
+    if (!ahead || view.shown !== ahead.shown || data.placeholder || !data.live || !sameSetting(data.live, ahead.setting)) return false;
+    const again = predictStages(copyForLive(unpack(JSON.parse(decoder.decode(ahead.spec)))), ahead.live, ahead.setting);
+    if (!sameDrawing(again, view.figure())) return false;
+    view.shown = shownAs(data, null);
+    view.ahead = null;
+    return true;
   };
 
   view.figure = () => {
@@ -415,12 +412,6 @@ function createView(parent) {
     view.predicted = setting;
     view.draw();
   };
-
-  function camera(data) {
-    // plotly reads the camera button's options when it is clicked (the version of the data leaves them out)
-    const options = (data.config || {}).toImageButtonOptions;
-    if (gd._context) gd._context.toImageButtonOptions = Object.assign({}, options || {});
-  }
 
   let resizing = null;
 

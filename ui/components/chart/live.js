@@ -21,6 +21,42 @@ function base64Bytes(text) {
   return bytes;
 }
 
+// what the server sends for any chart, unpacked (chart.js draws it; sameDrawing compares it)
+function unpack(figure) {
+  // a trace's text per cell, sent as its row and column parts, and its z, sent as 4 significant digits
+  // (ui/figures.py, browser_json)
+  for (const trace of figure.data || []) {
+    const parts = trace.av_text;
+    if (parts) {
+      delete trace.av_text;
+      trace.text = parts.rows.map((row) => parts.cols.map((col) => row + col));
+    }
+    if (trace.av_z) {
+      trace.z = decimalValues(trace.av_z);
+      delete trace.av_z;
+    }
+  }
+  return figure;
+}
+
+const NAN_DIGITS = -32768;
+const POWERS = Array.from({ length: 80 }, (_, k) => Number(`1e${k}`)); // the doubles nearest 10^k, as ui/figures.py's
+
+function decimalValues({ shape, bdata }) {
+  // n digits (int16) then n powers of ten (int8): value = digits × 10^power, as rows of float32
+  const [rows, cols] = shape;
+  const n = rows * cols;
+  const bytes = base64Bytes(bdata);
+  const digits = new Int16Array(bytes.buffer, 0, n);
+  const power = new Int8Array(bytes.buffer, 2 * n, n);
+  const values = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const p = power[i];
+    values[i] = digits[i] === NAN_DIGITS ? NaN : p >= 0 ? digits[i] * POWERS[p] : digits[i] / POWERS[-p];
+  }
+  return Array.from({ length: rows }, (_, r) => values.subarray(r * cols, (r + 1) * cols));
+}
+
 function formatG(x, digits) {
   // Python's format(x, f".{digits}g"): the shortest of fixed or scientific notation, no trailing zeros
   if (x === 0) return "0";
@@ -234,6 +270,8 @@ function predictStages(figure, live, setting) {
     data.push(trace);
     if (marksOn && (stage === "scores_masked" || stage === "pattern")) {
       const marks = marksOn(stage === "pattern" ? 4 : 3);
+      // its cells answer clicks where the panel's do (viz/clickable.py, with_cell_targets)
+      if (trace.meta && trace.meta.click) marks.trace.meta = { ...marks.trace.meta, click: trace.meta.click };
       data.push(marks.trace);
       images.push(marks.image);
     }
@@ -325,4 +363,44 @@ function sameSetting(live, setting) {
     setting.hiding === now.hiding &&
     setting.hidden.join() === now.hidden.join()
   );
+}
+
+function sameDrawing(a, b) {
+  // whether two figures draw the same picture: the same keys, strings and booleans alike, numbers within
+  // 0.1 % of each other. The server sends a panel's values to 4 significant digits (at most 0.05 % off);
+  // the browser's are float32: one colour step of a 256-step scale is 0.4 % of its range.
+  if (a === b) return true;
+  const close = (x, y) => (Number.isNaN(x) && Number.isNaN(y)) || Math.abs(x - y) <= 1e-3 * Math.max(Math.abs(x), Math.abs(y)) + 1e-9;
+  if (typeof a === "number" && typeof b === "number") return close(a, b);
+  const numbersA = numbersOf(a);
+  const numbersB = numbersOf(b);
+  if (numbersA || numbersB) {
+    if (!numbersA || !numbersB || numbersA.length !== numbersB.length) return false;
+    for (let i = 0; i < numbersA.length; i++) if (!close(numbersA[i], numbersB[i])) return false;
+    return true;
+  }
+  const listA = Array.isArray(a) || ArrayBuffer.isView(a);
+  const listB = Array.isArray(b) || ArrayBuffer.isView(b);
+  if (listA || listB) {
+    if (!listA || !listB || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameDrawing(a[i], b[i])) return false;
+    return true;
+  }
+  if (!a || !b || typeof a !== "object" || typeof b !== "object") return false;
+  const keys = (o) => Object.keys(o).filter((k) => o[k] !== undefined);
+  const keysA = keys(a);
+  return keysA.length === keys(b).length && keysA.every((k) => b[k] !== undefined && sameDrawing(a[k], b[k]));
+}
+
+const TYPED = { f4: Float32Array, f8: Float64Array, i1: Int8Array, u1: Uint8Array, i2: Int16Array, u2: Uint16Array, i4: Int32Array, u4: Uint32Array };
+
+function numbersOf(value) {
+  // a list of numbers however it is written (plotly's typed array {dtype, bdata}, a typed array, rows of
+  // them or of numbers), flat; null for anything else
+  if (value && typeof value === "object" && typeof value.bdata === "string" && TYPED[value.dtype]) return new TYPED[value.dtype](base64Bytes(value.bdata).buffer);
+  if (ArrayBuffer.isView(value)) return value;
+  if (!Array.isArray(value) || !value.length) return null;
+  if (value.every((v) => typeof v === "number")) return value;
+  const isRow = (row) => ArrayBuffer.isView(row) || (Array.isArray(row) && row.every((v) => typeof v === "number"));
+  return value.every(isRow) ? value.flatMap((row) => Array.from(row)) : null;
 }
