@@ -178,20 +178,23 @@ STILL = """async (gd) => {
   for (let frame = 0; frame < 600; frame++) {
     await new Promise((resolve) => requestAnimationFrame(resolve));
     const top = gd.getBoundingClientRect().top;
-    if (top === last && gd._fullLayout && !gd.closest('.av-chart')?.classList.contains('av-chart-stale')) return;
+    if (top === last && gd.querySelector('.main-svg') && !gd.closest('.av-chart')?.classList.contains('av-chart-stale')) return;
     last = top;
   }
 }"""
 
 
 def click_plot(page, chart, x: float, y: float, axes=("xaxis", "yaxis")):
-    """Click the point (x, y) of a plotly chart, in data coordinates of the given axes."""
+    """Click the point (x, y) of a plotly chart, in data coordinates of the given axes: from the subplot's
+    box in the page and the axes' ranges, which plotly writes into the figure's layout when it draws."""
     chart.scroll_into_view_if_needed()
     chart.evaluate(STILL)
     px = chart.evaluate(
         """(gd, [x, y, xa, ya]) => {
-             const l = gd._fullLayout, r = gd.getBoundingClientRect();
-             return [r.left + l[xa]._offset + l[xa].l2p(x), r.top + l[ya]._offset + l[ya].l2p(y)];
+             const subplot = xa.replace('axis', '') + ya.replace('axis', '');
+             const box = gd.querySelector(`.nsewdrag[data-subplot="${subplot}"]`).getBoundingClientRect();
+             const [x0, x1] = gd.layout[xa].range, [y0, y1] = gd.layout[ya].range;
+             return [box.left + ((x - x0) / (x1 - x0)) * box.width, box.top + ((y1 - y) / (y1 - y0)) * box.height];
            }""",
         [x, y, *axes],
     )
