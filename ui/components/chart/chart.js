@@ -202,7 +202,7 @@ function createView(parent) {
   }
 
   function cameraButton(Plotly, options) {
-    // plotly's own camera button, in its place, but reading the view's options when it is clicked: they
+    // plotly's camera button (its icon, at the modebar's end), reading the view's options when clicked: they
     // name the view (its file name changes with every toggle), and a new config would make Plotly.react
     // draw the chart from scratch. A placeholder's drawing (another head's figure) takes plotly's default name.
     const click = () => {
