@@ -320,9 +320,8 @@ function createView(parent) {
           const started = performance.now();
           // A config that differs in any way makes Plotly.react draw the chart from scratch and then react
           // again (plotly.js 4.1: about twice the time of the update itself). The camera button's options
-          // (its file name names the view) change with every toggle, and plotly reads them only when the
-          // button is clicked: they are set in place, and react gets the config only when the rest of it
-          // changed.
+          // (its file name names the view) change with every toggle: our camera button reads them when it is
+          // clicked (cameraButton), and react gets the config only when the rest of it changed.
           const stable = JSON.stringify(rest);
           const done = first || stable !== view.config ? Plotly.react(gd, figure.data || [], layout, rest) : Plotly.react(gd, figure.data || [], layout);
           view.config = stable;
