@@ -24,7 +24,7 @@ from viz import plain
 TEXT_PARTS = "av_text"  # in a trace sent: {"rows", "cols"}, its text per cell as rows[i] + cols[j] (chart.js joins them)
 DECIMAL_Z = "av_z"  # in a trace sent: {"shape", "bdata"}, its z to 4 significant digits (`decimal_digits`)
 NAN_DIGITS = -32768  # the digits of a gap (NaN) in DECIMAL_Z
-DOUBLE_POWERS = tuple(float(f"1e{k}") for k in range(80))  # the doubles nearest 10^k (exact to 10^22), as chart.js's POWERS
+DOUBLE_POWERS = tuple(float(f"1e{k}") for k in range(80))  # the doubles nearest 10^k (exact to 10^22), as the chart component's POWERS (live.js)
 
 
 def outer_parts(text) -> tuple[list[str], list[str]] | None:
@@ -51,7 +51,7 @@ def outer_parts(text) -> tuple[list[str], list[str]] | None:
 
 
 DECIMAL_MIN_VALUES = 10_000  # a heatmap with fewer values goes as plotly writes it (float32): at 16 tokens, every value as ever
-POWERS = np.array(DOUBLE_POWERS)  # the doubles nearest 10^k, as chart.js's
+POWERS = np.array(DOUBLE_POWERS)  # the doubles nearest 10^k, as the chart component's (live.js)
 LOG10_2 = float(np.log10(2.0))
 
 

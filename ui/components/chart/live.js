@@ -24,7 +24,7 @@ function base64Bytes(text) {
 // what the server sends for any chart, unpacked (chart.js draws it; sameDrawing compares it)
 function unpack(figure) {
   // a trace's text per cell, sent as its row and column parts, and its z, sent as 4 significant digits
-  // (ui/figures.py, browser_json)
+  // (viz/payload.py, browser_json)
   for (const trace of figure.data || []) {
     const parts = trace.av_text;
     if (parts) {
@@ -40,7 +40,7 @@ function unpack(figure) {
 }
 
 const NAN_DIGITS = -32768;
-const POWERS = Array.from({ length: 80 }, (_, k) => Number(`1e${k}`)); // the doubles nearest 10^k, as ui/figures.py's
+const POWERS = Array.from({ length: 80 }, (_, k) => Number(`1e${k}`)); // the doubles nearest 10^k, as viz/payload.py's
 
 function decimalValues({ shape, bdata }) {
   // n digits (int16) then n powers of ten (int8): value = digits × 10^power, as rows of float32
@@ -379,10 +379,9 @@ function sameDrawing(a, b) {
     for (let i = 0; i < numbersA.length; i++) if (!close(numbersA[i], numbersB[i])) return false;
     return true;
   }
-  const listA = Array.isArray(a) || ArrayBuffer.isView(a);
-  const listB = Array.isArray(b) || ArrayBuffer.isView(b);
-  if (listA || listB) {
-    if (!listA || !listB || a.length !== b.length) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    // lists of anything else (typed arrays are numbers, above)
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) if (!sameDrawing(a[i], b[i])) return false;
     return true;
   }
