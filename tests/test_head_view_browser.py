@@ -13,6 +13,7 @@ import pytest
 import torch
 from PIL import Image
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
 from conftest import chromium, settle, streamlit_server, toy_labels, toy_tokens
 from model import load_model
@@ -81,7 +82,7 @@ def test_click_pins_the_row_and_the_table_is_the_traces_row(app_url, page, patte
     assert tokens.nth(5).get_attribute("aria-pressed") == "true"
     tokens.nth(5).click()  # a second click unpins
     wait_for_query(page, "pin", None)
-    assert page.locator(".hv-row-table").count() == 0
+    expect(page.locator(".hv-row-table")).to_have_count(0, timeout=30_000)
 
 
 def test_keyboard_moves_pins_and_clears(app_url, page, pattern):
@@ -107,7 +108,7 @@ def test_keyboard_moves_pins_and_clears(app_url, page, pattern):
     page.keyboard.press("Enter")
     wait_for_query(page, "cell", "4,3")
     expected = float(pattern[0, 4, 3])
-    assert page.get_by_text(f"query 4 → key 3, weight {expected:.4f}").count() == 1
+    expect(page.get_by_text(f"query 4 → key 3, weight {expected:.4f}")).to_have_count(1, timeout=30_000)  # the rerun follows the URL
 
 
 def test_clicking_a_key_sets_the_worked_example(app_url, page, pattern):
@@ -115,7 +116,7 @@ def test_clicking_a_key_sets_the_worked_example(app_url, page, pattern):
     table_weights(page, 7)
     page.locator(".hv-k .hv-tok").nth(1).click()
     wait_for_query(page, "cell", "7,1")
-    assert page.get_by_text(f"query 7 → key 1, weight {float(pattern[0, 7, 1]):.4f}").count() == 1
+    expect(page.get_by_text(f"query 7 → key 1, weight {float(pattern[0, 7, 1]):.4f}")).to_have_count(1, timeout=30_000)
     assert page.locator(".hv-row-table tr.hv-pair-row th").inner_text() == "1"
 
 
@@ -167,7 +168,6 @@ def open_attention(page, server, **query):
 
 def expect_worked_example(page, text: str) -> None:
     """Wait until the worked example's text says `text` (the URL changes before the page is drawn)."""
-    from playwright.sync_api import expect
 
     expect(page.locator("[data-testid=stMarkdownContainer]").filter(has_text="gives weight")).to_contain_text(text, timeout=30_000)
 
@@ -257,7 +257,6 @@ def test_real_app_overview_tile_opens_its_head_and_scrolls_to_it(server, page):
     wait_for_query(page, "layer", "1")
     assert query_of(page)["heads"] == "2"
     settle(page)
-    from playwright.sync_api import expect
 
     stages = page.locator(".js-plotly-plot").first
     expect(stages.locator(".gtitle")).to_contain_text("layer 1 · head 2", timeout=60_000)
