@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import FIGURES, SENTENCE, download_all, guarded, key, md, page, show, show_notices
+from ui import FIGURES, SENTENCE, download_all, formulas, guarded, key, md, page, show, show_notices
 from viz.content import positional_page
 from viz.content.positional import default_dimensions
 from viz.content.settings import PE_BASES, PE_LIMIT
@@ -12,7 +12,11 @@ st.markdown(
     "token with every other, whatever their order. So a vector that depends only on the position is added "
     "to each token's embedding. The original transformer uses waves of different wavelengths:"
 )
-st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{base^{2i/d_{model}}}\right),\qquad PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{base^{2i/d_{model}}}\right)")
+formulas(
+    r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{base^{2i/d_{model}}}\right)",
+    r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{base^{2i/d_{model}}}\right)",
+    key="av_formulas_pe",
+)
 
 with guarded():
     columns = st.columns(3)
@@ -51,7 +55,7 @@ with guarded():
             f"{v['fastest_turn']:.1f} positions to one every {v['slowest_turn']:,.0f}. Rotating q by its position m and k by n "
             "leaves q·k depending on m − n only:"
         )
-        st.latex(r"\theta_i = base^{-2i/d_{head}} \qquad (R_m q)\cdot(R_n k) = q \cdot R_{n-m}\, k")
+        formulas(r"\theta_i = base^{-2i/d_{head}}", r"(R_m q)\cdot(R_n k) = q \cdot R_{n-m}\, k", key="av_formulas_rotary")
         left, right = st.columns(2)
         with left:
             show(content, "rotary-angles")

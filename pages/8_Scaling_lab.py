@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import FIGURES, download_all, guarded, key, page, show
+from ui import FIGURES, download_all, formulas, guarded, key, page, show
 from viz.content.scaling import scaling_lab_page
 
 context = page("Scaling lab", (FIGURES,))
@@ -10,9 +10,10 @@ st.markdown(
     "√d_k brings it back to 1. Without the division, the scores of a row lie far apart and the softmax "
     "puts almost all the weight on one key."
 )
-st.latex(
-    r"\operatorname{Var}(q \cdot k) = \sum_{i=1}^{d_k} \operatorname{Var}(q_i k_i) = d_k"
-    r"\qquad \Rightarrow \qquad \operatorname{std}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = 1"
+formulas(
+    r"\operatorname{Var}(q \cdot k) = \sum_{i=1}^{d_k} \operatorname{Var}(q_i k_i) = d_k",
+    r"\Rightarrow\; \operatorname{std}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = 1",
+    key="av_formulas_variance",
 )
 
 with guarded():

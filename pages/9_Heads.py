@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import ATTENTION, FIGURES, SENTENCE, guarded, md, open_clicked_head, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, SENTENCE, formulas, guarded, md, open_clicked_head, page, show, show_notices, show_table
 from ui.heads import position_badges
 from viz.content.heads import ablation_section, heads_page, ranking_section
 
@@ -20,7 +20,7 @@ def body(context):
         layer, head = v["open_layer"], v["open_head"]
         st.subheader(f"Layer {layer}, head {head}: weight is not what is sent")
         st.markdown("A key sends its value through the head's slice of the output projection, f(x) = v·W_O; Kobayashi et al. (2020) measure ‖α·f(x)‖.")
-        st.latex(r"\text{sent}_{ij} = \left\lVert \alpha_{ij}\, f(x_j) \right\rVert,\qquad f(x_j) = v_j\, W_O^{(h)}")
+        formulas(r"\text{sent}_{ij} = \left\lVert \alpha_{ij}\, f(x_j) \right\rVert", r"f(x_j) = v_j\, W_O^{(h)}", key="av_formulas_sent")
         show(content, f"value-norms-L{layer}-H{head}")
         show(content, f"value-shares-L{layer}-H{head}")
         st.caption(
@@ -30,7 +30,7 @@ def body(context):
 
         st.subheader("Rollout: what each token finally draws on")
         st.markdown("Abnar & Zuidema (2020): average the heads of each layer, add the residual path as ½·I, multiply the layers.")
-        st.latex(r"\hat A_l = \tfrac12\,\overline{A_l} + \tfrac12 I,\qquad R = \hat A_L \cdots \hat A_1")
+        formulas(r"\hat A_l = \tfrac12\,\overline{A_l} + \tfrac12 I", r"R = \hat A_L \cdots \hat A_1", key="av_formulas_rollout")
         show(content, "rollout")
         show(content, "flow")
         st.caption("Flow reads the same layers as a network of pipes (max-flow to each input token, then normalised to sum 1).")

@@ -203,7 +203,8 @@ def test_the_page_shows_one_step():
     kept, removed, written = by_name["kept by the cut"], by_name["removed by the cut"], by_name["written"]
     assert len(kept.x) + len(written.x) == s.n_kept == 3 and len(removed.x) == 2  # top-k 3 of the 5 shown
     assert sorted([*kept.y, *removed.y, *written.y]) == list(range(5))
-    assert list(written.y) == [s.rank - 1] and written.x[0] == pytest.approx(s.probability) and "← written" in written.text[0]
+    assert list(written.y) == [s.rank - 1] and written.x[0] == pytest.approx(s.probability) and written.text[0] == f"{s.probability:.1%}"
+    assert figs["generate-candidates"].layout.yaxis.ticktext[s.rank - 1].startswith("<b>")  # the written token's name in bold
     assert written.marker.line.width == 3 and kept.marker.line.width == 0
 
     grid = figs["generate-query-row"].data[0]

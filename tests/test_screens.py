@@ -17,6 +17,10 @@ LAYOUT = """() => {
     scroll: document.documentElement.scrollWidth, width: window.innerWidth,
     sidebar: box ? Math.max(0, Math.min(box.right, window.innerWidth) - Math.max(box.left, 0)) : 0,
     mainLeft: main.left, title: document.querySelector('h1').getBoundingClientRect().left,
+    // the formulas reaching past the window's right edge (a wide formula is cut, not scrolled to)
+    formulas: [...document.querySelectorAll('.katex')].filter((f) => f.getBoundingClientRect().right > window.innerWidth + 1)
+      .map((f) => f.textContent.slice(0, 40)),
+    nFormulas: document.querySelectorAll('.katex').length,
   };
 }"""
 ALL_DRAWN = "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden) .av-chart-plot')].every((gd) => gd.querySelector('.main-svg'))"
@@ -50,6 +54,7 @@ def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, scree
     width, height = SCREENS[screen]
     with chromium() as browser:
         page = browser.new_page(viewport={"width": width, "height": height})
+        formulas_seen = 0
         for path, label, _ in PAGES:
             slug = "" if path == "home.py" else path.split("_", 1)[1].removesuffix(".py")
             page.goto(f"{server}/{slug}")
@@ -59,6 +64,8 @@ def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, scree
             assert seen["sidebar"] <= 1, (screen, label, seen)  # collapsed: no strip of it over the page
             assert seen["scroll"] <= seen["width"] + 1, (screen, label, seen)  # no sideways scroll
             assert 0 <= seen["title"] < width / 4, (screen, label, seen)  # the page starts at the left edge
+            assert seen["formulas"] == [], (screen, label, seen)  # a row of formulas wraps (ui.layout.formulas)
+            formulas_seen += seen["nFormulas"]
             if label == "Generate":  # its run is computed after the page's first draw
                 page.wait_for_function("() => document.querySelectorAll('.av-chart .main-svg').length >= 5", timeout=120_000)
             page.wait_for_function(ALL_DRAWN, timeout=60_000)
@@ -72,3 +79,4 @@ def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, scree
                 stages = page.locator(".av-chart").filter(has=page.locator(".js-plotly-plot")).first
                 box = stages.evaluate("b => ({inner: b.scrollWidth, outer: b.clientWidth, plot: b.querySelector('.js-plotly-plot').offsetWidth})")
                 assert box["plot"] >= 900 and box["inner"] > box["outer"] and box["outer"] <= width, (screen, box)
+        assert formulas_seen >= 8, formulas_seen  # the Attention page's four, two on Positional encoding, two on Scaling lab

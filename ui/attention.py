@@ -16,7 +16,7 @@ from ui.chart import draw_chart, placeholder_data
 from ui.content_cache import attention_content
 from ui.figures import describe_view, chart_key, made_once, png_scale, register, show_figure, themed
 from ui.head_view import Downloads, head_view
-from ui.layout import show, show_notices
+from ui.layout import formulas, show, show_notices
 from ui.text import md
 from ui.view import SETTINGS, key, live_controls
 from viz.clickable import clicked_cell, clicked_tile, with_cell_targets, with_tile_targets
@@ -122,14 +122,14 @@ FORMULAS = "av_formulas"  # the key of the row of formulas above the stages, whi
 
 def formula_row(d_k: int, scaling: bool, temperature: float) -> None:
     """The four formulas above the stages, with this view's √d_k (or none) and T: one element, laid out
-    as a row that wraps (ui/style.py); faded while the stages are drawn ahead of the server (chart.css)."""
-    formulas = (
+    as a row that wraps (`ui.layout.formulas`); faded while the stages are drawn ahead of the server (chart.css)."""
+    formulas(
         r"S = Q K^{\top}",
         r"S' = S / \sqrt{d_k} = S / \sqrt{%d}" % d_k if scaling else r"S' = S \;\text{(unscaled)}",
         r"S''_{ij} = \begin{cases} S'_{ij} & j \text{ allowed} \\ -\infty & j \text{ masked} \end{cases}",
         r"A = \mathrm{softmax}(S''/T),\ T = %g" % temperature,
+        key=FORMULAS,
     )
-    st.container(key=FORMULAS).markdown(" ".join(rf"$\displaystyle {formula}$" for formula in formulas))
 
 
 def show_stages_of_heads(content, layer: int) -> None:

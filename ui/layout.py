@@ -20,6 +20,15 @@ def show(content: PageContent, figure_id: str, *, exports: bool = True, on_click
     show_figure(content.figures[figure_id], figure_id, exports=exports, on_click=on_click, per_head=per_head, table=table)
 
 
+def formulas(*latex: str, key: str) -> None:
+    """Formulas as one row that wraps, each as wide as it is (ui/components/page/page.css): on a phone the
+    second goes under the first rather than off the screen, as one st.latex would. `key` starts with
+    "av_formulas", which the stylesheet finds."""
+    if not key.startswith("av_formulas"):
+        raise ValueError(f"the key of a row of formulas starts with 'av_formulas', not {key!r}")
+    st.container(key=key).markdown(" ".join(rf"$\displaystyle {formula}$" for formula in latex))
+
+
 def show_table(content: PageContent, table_id: str, *, index: bool = False) -> None:
     st.dataframe(_arrow_of(content.tables[table_id]), hide_index=not index, width="stretch")
 

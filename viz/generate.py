@@ -95,8 +95,9 @@ def percent(p: float) -> str:
 
 def candidates_figure(tokens: list[str], probabilities: list[float], kept: list[bool], chosen: int | None, *, title: str) -> go.Figure:
     """The most likely next tokens as horizontal bars, most likely on top: the tokens the cut kept in colour,
-    the ones it removed in grey, the one written outlined and named "← written". `chosen` is its index in the
-    list (None when it is not among them)."""
+    the ones it removed in grey, the one written outlined, its name in bold and its own legend entry ("written");
+    each bar's text is its probability only, so that it fits beside the bar on a phone. `chosen` is its index
+    in the list (None when it is not among them)."""
     if not tokens:
         return nothing_to_draw(title, "no tokens")
     labels = [safe_label(t) for t in tokens]
@@ -117,7 +118,7 @@ def candidates_figure(tokens: list[str], probabilities: list[float], kept: list[
                 y=members,
                 orientation="h",
                 marker=dict(color=colour, line=dict(color=outline or colour, width=3 if outline else 0)),
-                text=[percent(probabilities[i]) + (" ← written" if i == chosen else "") for i in members],
+                text=[percent(probabilities[i]) for i in members],
                 textposition="outside",
                 customdata=[labels[i] for i in members],
                 hovertemplate="%{customdata}: %{x:.4f}<extra></extra>",
