@@ -79,4 +79,9 @@ def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, scree
                 stages = page.locator(".av-chart").filter(has=page.locator(".js-plotly-plot")).first
                 box = stages.evaluate("b => ({inner: b.scrollWidth, outer: b.clientWidth, plot: b.querySelector('.js-plotly-plot').offsetWidth})")
                 assert box["plot"] >= 900 and box["inner"] > box["outer"] and box["outer"] <= width, (screen, box)
+                # the two softmax patterns of "Why divide by √d_k?": halves on a tablet, one under the other on a phone
+                pair = page.locator(".st-key-av_side_by_side .js-plotly-plot").evaluate_all("gds => gds.map((gd) => gd.getBoundingClientRect().toJSON())")
+                assert len(pair) == 2, pair
+                stacked = pair[1]["top"] >= pair[0]["bottom"] - 1
+                assert stacked == (screen == "phone") and pair[0]["width"] >= (0.8 if stacked else 0.4) * (width - 60), (screen, pair)
         assert formulas_seen >= 8, formulas_seen  # the Attention page's four, two on Positional encoding, two on Scaling lab
