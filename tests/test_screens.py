@@ -35,16 +35,23 @@ TITLES = """() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)
   const t = title.getBoundingClientRect();
   const l = legend && legend.getBoundingClientRect();
   const above = l && l.bottom <= gd.querySelector('.bglayer, .cartesianlayer').getBoundingClientRect().top + 2;
-  const plotTop = Math.min(...[...gd.querySelectorAll('.nsewdrag')].map((r) => r.getBoundingClientRect().top));  // the panels' top
-  const notes = [...gd.querySelectorAll('.annotation-text-g')].filter((g) => g.textContent.trim())
-    .map((g) => g.getBoundingClientRect()).filter((r) => r.width && r.bottom <= plotTop + 2);  // above the panels: their titles
+  const panels = [...gd.querySelectorAll('.nsewdrag')].map((r) => r.getBoundingClientRect());
+  const plotTop = Math.min(...panels.map((r) => r.top));  // the panels' top
+  const boxes = [...gd.querySelectorAll('.annotation-text-g')].filter((g) => g.textContent.trim())
+    .map((g) => g.getBoundingClientRect()).filter((r) => r.width);
+  const notes = boxes.filter((r) => r.bottom <= plotTop + 2);  // above the panels: the top row's titles
+  // a lower row's titles: in the gap under a panel and above another (not inside any panel)
+  const inside = (r, p) => r.top >= p.top - 1 && r.bottom <= p.bottom + 1 && r.left >= p.left - 1 && r.right <= p.right + 1;
+  const between = boxes.filter((r) => r.bottom > plotTop + 2 && !panels.some((p) => inside(r, p)));
   const span = (a, b, lo, hi) => Math.max(0, Math.min(a[hi], b[hi]) - Math.max(a[lo], b[lo]));
   const meet = (a, b) => span(a, b, "left", "right") * span(a, b, "top", "bottom");
+  const worst = (list, extra) => list.flatMap((a, i) => list.slice(i + 1).map((b) => meet(a, b) + (extra ? meet(a, extra) : 0)))
+    .reduce((x, y) => Math.max(x, y), 0);
   return {
     text: title.textContent, lines: title.querySelectorAll('tspan.line').length || 1,
     left: Math.max(0, svg.left - t.left), right: Math.max(0, t.right - svg.right),
     legend: above && l.height ? Math.max(0, Math.min(t.bottom, l.bottom) - Math.max(t.top, l.top)) : 0,
-    notes: notes.flatMap((a, i) => notes.slice(i + 1).map((b) => meet(a, b) + meet(a, t))).reduce((x, y) => Math.max(x, y), 0),
+    notes: Math.max(worst(notes, t), worst(between, null)),
   };
 }).filter(Boolean)"""
 

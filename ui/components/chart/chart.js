@@ -596,27 +596,34 @@ function fitTheWidth(figure, width, height) {
 }
 
 function panelTitlesFitted(layout, width, family) {
-  // the titles of the top row of panels (make_subplots' annotations: centred above their panel), each no
-  // wider than the space between its neighbours: broken into lines, or in a smaller font (down to 9 px)
-  // where one word is wider. Their height above the panels (the tallest), and whether any changed.
+  // the titles of the panels (make_subplots' annotations: centred above their panel), each no wider than
+  // the space between its neighbours in its row: broken into lines, or in a smaller font (down to 9 px)
+  // where one word is wider. The top row's height above the panels (the tallest) is returned, for the
+  // margin; a lower row's extra lines rise into the gap under the panels above. Whether any changed.
   const notes = layout.annotations;
   const none = { height: 0, changed: false, annotations: notes };
   if (!Array.isArray(notes)) return none;
-  const isTop = (a) => a && a.xref === "paper" && a.yref === "paper" && a.xanchor === "center" && a.yanchor === "bottom" && a.y >= 0.99 && typeof a.text === "string";
-  const top = notes.filter(isTop);
-  if (top.length < 2) return none;
+  const isTitle = (a) => a && a.xref === "paper" && a.yref === "paper" && a.xanchor === "center" && a.yanchor === "bottom" && typeof a.text === "string";
+  const rowOf = (a) => Math.round(a.y * 1000); // titles of one row stand at the same height
+  const rows = new Map();
+  for (const a of notes.filter(isTitle)) rows.set(rowOf(a), [...(rows.get(rowOf(a)) || []), a]);
+  if (![...rows.values()].some((row) => row.length >= 2)) return none;
   const plot = plotWidth(layout, width);
   let height = 0;
   let changed = false;
   const annotations = notes.map((a) => {
-    if (!isTop(a)) return a;
-    const gap = Math.min(...top.filter((b) => b !== a).map((b) => Math.abs(b.x - a.x))) * plot - 8;
+    if (!isTitle(a)) return a;
+    const row = rows.get(rowOf(a));
+    if (row.length < 2) return a;
+    const top = a.y >= 0.99;
+    const gap = Math.min(...row.filter((b) => b !== a).map((b) => Math.abs(b.x - a.x))) * plot - 8;
     let size = (a.font && a.font.size) || 16;
-    const lines = a.text.split(BREAK).flatMap((line) => wrapWords(line, gap, `${size}px ${family}`));
+    const sentLines = a.text.split(BREAK);
+    const lines = sentLines.flatMap((line) => wrapWords(line, gap, `${size}px ${family}`));
     const widest = Math.max(...lines.map((line) => textWidth(line, `${size}px ${family}`)));
     if (widest > gap) size = Math.max(9, Math.floor((size * gap) / widest));
-    height = Math.max(height, lines.length * size * 1.3);
-    if (lines.length === a.text.split(BREAK).length && size === ((a.font && a.font.size) || 16)) return a;
+    if (top) height = Math.max(height, lines.length * size * 1.3);
+    if (lines.length === sentLines.length && size === ((a.font && a.font.size) || 16)) return a;
     changed = true;
     return Object.assign({}, a, { text: lines.join("<br>"), font: Object.assign({}, a.font, { size }) });
   });
@@ -646,8 +653,8 @@ function textWidth(text, font) {
 }
 
 function wrapWords(line, room, font) {
-  // the line as lines no wider than `room`, broken at spaces outside tags (a word wider than the room
-  // stands alone)
+  // the line as lines no wider than `room`, broken at spaces outside tags, and a word wider than the room
+  // after its "·" (a score part's name, "position·position"); a word wider still stands alone
   if (textWidth(line, font) <= room) return [line];
   const words = [];
   for (const piece of line.split(" ")) {
@@ -655,10 +662,16 @@ function wrapWords(line, room, font) {
     if (last >= 0 && (words[last].match(/</g) || []).length > (words[last].match(/>/g) || []).length) words[last] += ` ${piece}`;
     else words.push(piece);
   }
+  const lines = packed(words, " ", room, font);
+  return lines.flatMap((l) => (!l.includes(" ") && !l.includes("<") && l.includes("·") && textWidth(l, font) > room ? packed(l.split(/(?<=·)/), "", room, font) : [l]));
+}
+
+function packed(words, joiner, room, font) {
+  // `words` joined by `joiner` into as few lines no wider than `room` as their order allows
   const lines = [];
   let current = "";
   for (const word of words) {
-    const tried = current ? `${current} ${word}` : word;
+    const tried = current ? `${current}${joiner}${word}` : word;
     if (current && textWidth(tried, font) > room) {
       lines.push(current);
       current = word;
