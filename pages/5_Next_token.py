@@ -39,6 +39,8 @@ INTRO = (
     "model does it for all positions in one pass). The hidden state of a position goes through a final norm and "
     "one linear layer (the *unembedding*), giving one score (**logit**) per word of the vocabulary; the softmax "
     "turns the logits into probabilities. The **temperature** divides the logits first.\n\n"
-    r"$$\displaystyle z = W_U \,\mathrm{norm}(h_{\text{position}}) + b \qquad p_i = \frac{e^{z_i / T}}{\sum_j e^{z_j / T}}$$"
+    r"$$\displaystyle z = W_U \,\mathrm{norm}(h_{\text{position}}) + b$$"
+    "\n\n"
+    r"$$\displaystyle p_i = \frac{e^{z_i / T}}{\sum_j e^{z_j / T}}$$"
 )
 page("Next token", (SENTENCE, ATTENTION, FIGURES), body, INTRO)
