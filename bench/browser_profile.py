@@ -1,10 +1,11 @@
 """Where the browser's time goes: a Chromium performance trace of the Attention page's toggles.
 
-    python -m bench.browser_profile [--throttle 4] [--tokens 16,512] [--toggles 6] [--model toy]
+    python -m bench.browser_profile [--throttle 4] [--tokens 16,512] [--toggles 6] [--model toy] [--switches]
 
 Starts the app (bench.browser.Server), opens the Attention page at each length in Debian's chromium with
 its CPU slowed `--throttle` times (CDP), flips the scaling toggle `--toggles` times (waiting for each to
-settle) while Chromium records a trace (Playwright's `browser.start_tracing`, the DevTools timeline's
+settle; with `--switches`, goes to the Tokens page and back to Attention by the sidebar's links instead)
+while Chromium records a trace (Playwright's `browser.start_tracing`, the DevTools timeline's
 categories), and prints, per toggle, the page's main-thread time by kind of work: each script's own
 JavaScript (plotly.js, Streamlit's frontend, the app's components), style and layout, paint and
 compositing, parsing, garbage collection, and the rest. Self times: a task's time minus its children's.
@@ -154,9 +155,10 @@ def js_by_function(profile: dict, top: int = 12) -> tuple[dict[str, float], list
     return {k: v / 1e6 for k, v in by_script.items()}, [(k, v / 1e6) for k, v in by_function.most_common(top)]
 
 
-def profile(page, url: str, toggles: int) -> tuple[dict[str, float], dict[str, float], list[tuple[str, float]]]:
-    """Over `toggles` flips of the scaling toggle at `url`: the main thread's seconds by kind (trace),
-    JavaScript's seconds by script and its busiest functions (sampling profiler)."""
+def profile(page, url: str, toggles: int, switches: bool = False) -> tuple[dict[str, float], dict[str, float], list[tuple[str, float]]]:
+    """Over `toggles` flips of the scaling toggle at `url` (`switches`: round trips Attention → Tokens →
+    Attention): the main thread's seconds by kind (trace), JavaScript's seconds by script and its busiest
+    functions (sampling profiler)."""
     page.goto(url)
     page.wait_for_selector(CHART, timeout=180_000)
     _wait_settled(page, 0, timeout_s=180, expect_change=False)
@@ -168,8 +170,14 @@ def profile(page, url: str, toggles: int) -> tuple[dict[str, float], dict[str, f
     session.send("Profiler.start")
     for _ in range(toggles):
         since = page.evaluate("performance.now()")
-        page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
-        _wait_settled(page, since)
+        if switches:
+            for label in ("Tokens", "Attention"):
+                page.locator("[data-testid=stSidebarNav], [data-testid=stSidebar]").get_by_role("link", name=label, exact=True).first.click()
+                page.get_by_role("heading", name=label, exact=True).first.wait_for()
+                _wait_settled(page, page.evaluate("performance.now()"), expect_change=False)
+        else:
+            page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
+            _wait_settled(page, since)
     sampled = session.send("Profiler.stop")["profile"]
     trace = json.loads(browser.stop_tracing())
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
@@ -182,6 +190,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tokens", default="16,512")
     parser.add_argument("--toggles", type=int, default=6)
     parser.add_argument("--model", default="toy")
+    parser.add_argument("--switches", action="store_true", help="page switches (Attention → Tokens → Attention) rather than toggles")
     args = parser.parse_args(argv)
     sizes = tuple(int(n) for n in args.tokens.split(","))
     texts = texts_of_tokens(args.model, sizes)
@@ -189,9 +198,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         with monitored_page(args.throttle) as page:
             for n in sizes:
-                times, scripts, functions = profile(page, attention_url(server.url, args.model, texts[n]), args.toggles)
+                times, scripts, functions = profile(page, attention_url(server.url, args.model, texts[n]), args.toggles, args.switches)
                 count, total = args.toggles, sum(times.values())
-                print(f"\n{args.model}, {n} tokens, browser CPU ×{args.throttle:g}: main thread {total / count:.3f} s per toggle (trace)")
+                what = "round trip Attention → Tokens → Attention" if args.switches else "toggle"
+                print(f"\n{args.model}, {n} tokens, browser CPU ×{args.throttle:g}: main thread {total / count:.3f} s per {what} (trace)")
                 for name, seconds in sorted(times.items(), key=lambda item: -item[1])[:10]:
                     print(f"  {name:<44} {seconds / count:7.3f} s  {100 * seconds / total:5.1f} %")
                 print("  JavaScript by script (sampling profiler, per toggle):")
