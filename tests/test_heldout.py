@@ -50,7 +50,7 @@ def corpus_sentences(folder) -> set[tuple[str, ...]]:
     import json
 
     settings = json.loads((folder / "training.json").read_text())["train"]
-    texts = sentences(settings["n_sentences"], seed=settings["seed"], bank_variety=settings.get("bank_variety", 0.0))
+    texts = sentences(settings["n_sentences"], seed=settings["seed"], bank_variety=settings.get("bank_variety", 0.0), variety=settings.get("variety", 0.0))
     return {tuple(words(text)) for text in texts}
 
 

@@ -271,3 +271,10 @@ def test_sense_contrast_is_low_when_each_word_gathers_by_sense():
     one_sense[:, 2] = torch.where(labels[:, 2] >= 0, labels[:, 1], -1)  # every word with a single sense: nothing to tell apart
     assert float(sense_contrast(last, key_valid, one_sense, 0.1)) == 0.0
     assert not sense_contrast(last.requires_grad_(), key_valid, labels, 0.1).isnan()
+
+
+@pytest.mark.parametrize("kind,folder", [("toy", CHECKPOINT), ("toy-bidirectional", BIDIRECTIONAL_CHECKPOINT)])
+def test_each_shipped_checkpoint_records_the_settings_it_is_trained_with(kind, folder):
+    from model.train import TRAIN_STAGES
+
+    assert TrainConfig(**json.loads((folder / "training.json").read_text())["train"]) == TRAIN_STAGES[kind][0]
