@@ -96,8 +96,8 @@ def test_checkpoints_are_small():
 def test_shipped_model_separates_the_senses_of_bank_and_random_weights_do_not():
     trained = sense_margins(load_model("toy").trace(BANK), "bank", SENSES)
     random = sense_margins(load_model("toy-random", tokenizer="bpe").trace(BANK), "bank", SENSES)
-    assert trained["accuracy"] >= 7 / 8  # measured: "the boy wanted to pay and walked to the bank" sits with the river
-    assert trained["mean"] > 3 * abs(random["mean"])  # 0.14 against 0.03 (corpus-style sentences)
+    assert trained["accuracy"] == 1.0  # measured: all 8 sit nearer their own sense
+    assert trained["mean"] > 10 * abs(random["mean"])  # 1.26 against 0.03 (corpus-style sentences)
 
 
 def test_shipped_model_predicts_a_continuation_of_the_right_sense():
@@ -108,13 +108,18 @@ def test_shipped_model_predicts_a_continuation_of_the_right_sense():
     river_only, money_only = first["river"] - first["money"], first["money"] - first["river"]
     trace = model.trace(BANK)
     probabilities = trace.last_logits.softmax(dim=-1)
-    wrong = []
+    wrong, weak = [], []
     for sentence, sense in enumerate(SENSES):
         mass = {name: float(probabilities[sentence, sorted(ids)].sum()) for name, ids in (("river", river_only), ("money", money_only))}
         own, other = ("river", "money") if sense == 0 else ("money", "river")
-        if not mass[own] > 2 * mass[other]:
+        if not mass[own] > mass[other]:
             wrong.append(trace.texts[sentence])
-    assert wrong == ["the boy wanted to pay and walked to the bank"]  # measured: 7 of 8; this one reads as the river
+        elif not mass[own] > 2 * mass[other]:
+            weak.append(trace.texts[sentence])
+    assert wrong == []  # measured: the own sense's endings are the likelier in all 8
+    # twice as likely in 6 of 8 (measured: the corpus's free frames put other words after "bank" too, so
+    # the money endings get less of the mass, 0.05 to 0.08, against 0.02 to 0.04 for the river's)
+    assert weak == ["the woman needed coins and stood at the bank", "the girl got paid and was at the bank"]
 
 
 def test_trainings_wait_in_line_with_their_place_and_the_wait_from_the_running_pace():
