@@ -5,6 +5,7 @@ its own word lists (openers, people, verbs, cue phrases), so that a choice made 
 variety, steps, an objective's weight) is not a choice made by the held-out sentences, which are read
 only once the training is fixed. `where="after"`: nothing before "bank" tells the sense and a cue
 phrase comes 1 to 6 words after it; `where="before"`: the cue comes before "bank" and nothing after it.
+`free_development_set` is a second grammar in freer syntax (questions, relative and second clauses).
 """
 
 from __future__ import annotations

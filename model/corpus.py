@@ -6,7 +6,9 @@ spring (season / water). The clue comes before the word, after it, or on both si
 model (which sees only what comes before) and a bidirectional one (which sees both sides) each have
 something to learn. Everyday classroom sentences about school, family, food, weather, animals, towns
 and work fill the rest, so that the model reads ordinary English, not only the examples. The same seed
-always gives the same sentences; nothing is downloaded.
+always gives the same sentences; nothing is downloaded. `labelled_sentences` gives each sentence with the
+word, sense and clue side the generator chose (what the sense contrast of model/train.py reads), and
+`variety` writes a share of the sense sentences in free frames, the clue 1 to 6 words from the word.
 """
 
 from __future__ import annotations
