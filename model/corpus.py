@@ -8,7 +8,7 @@ something to learn. Everyday classroom sentences about school, family, food, wea
 and work fill the rest, so that the model reads ordinary English, not only the examples. The same seed
 always gives the same sentences; nothing is downloaded. `labelled_sentences` gives each sentence with the
 word, sense and clue side the generator chose (what the sense contrast of model/train.py reads), and
-`variety` writes a share of the sense sentences in free frames, the clue 1 to 6 words from the word.
+`variety` writes a share of the sense sentences in free frames, the clue at varied distances from the word.
 """
 
 from __future__ import annotations
