@@ -559,7 +559,7 @@ def _varied_bank_sentence(sense: str, rng: random.Random) -> str:
 
 def _varied_sense_sentence(word: str, sense: str, rng: random.Random) -> tuple[str, str]:
     """One sentence of any ambiguous word in a free frame, and its clue's side: the same clues as the
-    templates, 1 to 6 words from the word, after it (a clause, or words in between) or before it (an
+    templates, a few words from the word, after it (a clause, or words in between) or before it (an
     opener, words in between, a second clause after the word that tells nothing)."""
     clues = SENSES[word][sense]
     phrase = rng.choice(SENSES[word]["phrases"])
