@@ -6,13 +6,16 @@ spring (season / water). The clue comes before the word, after it, or on both si
 model (which sees only what comes before) and a bidirectional one (which sees both sides) each have
 something to learn. Everyday classroom sentences about school, family, food, weather, animals, towns
 and work fill the rest, so that the model reads ordinary English, not only the examples. The same seed
-always gives the same sentences; nothing is downloaded.
+always gives the same sentences; nothing is downloaded. `labelled_sentences` gives each sentence with the
+word, sense and clue side the generator chose (what the sense contrast of model/train.py reads), and
+`variety` writes a share of the sense sentences in free frames, the clue at varied distances from the word.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from dataclasses import dataclass, replace
 
 
 NAMES = ["Tom", "Anna", "Sam", "Maria", "Ben", "Lucy", "Omar", "Mia", "Leo", "Emma", "Jack", "Sara", "Ali", "Nina", "Max", "Zoe"]
@@ -503,22 +506,26 @@ def _capitalised(sentence: str) -> str:
     return text[0].upper() + text[1:]
 
 
-def _sense_sentence(word: str, sense: str, rng: random.Random) -> str:
-    """One sentence with the clue before the word (1 in 7), after it (3 in 7), or on both sides (3 in 7)."""
+CLUE_SIDES = ("before", "after", "both")  # where a sense sentence's clue stands, relative to the word
+
+
+def _sense_sentence(word: str, sense: str, rng: random.Random) -> tuple[str, str]:
+    """One sentence with the clue before the word (1 in 7), after it (3 in 7), or on both sides (3 in 7),
+    and that side (one of `CLUE_SIDES`)."""
     senses = SENSES[word]
     phrase = rng.choice(senses["phrases"])
     before, after = rng.choice(senses[sense]["before"]), rng.choice(senses[sense]["after"])
     where = rng.choices((0, 1, 2), (1, 3, 3))[0]
     subject = SUBJECT.get(sense) if word == "bank" and rng.random() < 0.25 else None
     if subject and where == 1:
-        return _fill(f"the bank {rng.choice(subject)} .", rng)
+        return _fill(f"the bank {rng.choice(subject)} .", rng), CLUE_SIDES[where]
     if subject and where == 2:
-        return _fill(f"{{s}} {before} , and the bank {rng.choice(subject)} .", rng)
+        return _fill(f"{{s}} {before} , and the bank {rng.choice(subject)} .", rng), CLUE_SIDES[where]
     if where == 1:  # clue after only
-        return _fill(f"{{s}} {phrase} {after} .", rng)
+        return _fill(f"{{s}} {phrase} {after} .", rng), CLUE_SIDES[where]
     template = rng.choice(CONNECTORS)
     sentence = _fill(template.replace("{before}", before).replace("{phrase}", phrase), rng)
-    return f"{sentence} {after} ." if where == 2 else f"{sentence} ."
+    return (f"{sentence} {after} ." if where == 2 else f"{sentence} ."), CLUE_SIDES[where]
 
 
 # Free-syntax frames for "bank" with its sense after the word, from the corpus's own words: the same
@@ -550,12 +557,37 @@ def _varied_bank_sentence(sense: str, rng: random.Random) -> str:
     return re.sub(r"\s+", " ", _fill(text, rng)).strip()
 
 
-def sentences(n: int, seed: int = 0, plain_share: float = 0.4, bank_variety: float = 0.0) -> list[str]:
-    """`n` sentences: the senses of each ambiguous word evenly mixed with everyday ones; deterministic.
+def _varied_sense_sentence(word: str, sense: str, rng: random.Random) -> tuple[str, str]:
+    """One sentence of any ambiguous word in a free frame, and its clue's side: the same clues as the
+    templates, a few words from the word, after it (a clause, or words in between) or before it (an
+    opener, words in between, a second clause after the word that tells nothing)."""
+    clues = SENSES[word][sense]
+    phrase = rng.choice(SENSES[word]["phrases"])
+    frame = rng.randrange(4)
+    if frame == 0:  # a clause after the word: "... found the match because the boy wanted to start a fire ."
+        text, side = f"{rng.choice(OPENERS + ['', ''])} {{s}} {phrase} {rng.choice(CONJUNCTIONS)} {{s2}} {rng.choice(clues['before'])} .", "after"
+    elif frame == 1:  # something between the word and its clue
+        text, side = f"{rng.choice(OPENERS + ['', ''])} {{s}} {phrase} {rng.choice(FILLERS)} {rng.choice(clues['after'])} .", "after"
+    elif frame == 2:  # the clue first, then words between it and the word
+        opener, filler = rng.choice(OPENERS + ["", ""]), rng.choice(FILLERS)
+        text, side = f"{opener} {{s}} {rng.choice(clues['before'])} {filler} , and {{s2}} {phrase} {rng.choice(FILLERS)} .", "before"
+    else:  # the clue first, then a neutral clause after the word
+        text, side = f"{rng.choice(CONJUNCTIONS[:5])} {{s}} {rng.choice(clues['before'])} , {{s2}} {phrase} {rng.choice(FILLERS)} .", "before"
+    return re.sub(r"\s+", " ", _fill(text, rng)).strip(), side
 
-    bank_variety: the share of the "bank" sentences written in the free frames of `_varied_bank_sentence`
-    (0 keeps the template sentences only, the same draws as without the option).
-    """
+
+@dataclass(frozen=True)
+class Labelled:
+    """A corpus sentence and, for a sense sentence, its ambiguous word, that word's sense and the clue's side."""
+
+    text: str
+    word: str | None = None  # a key of SENSES; None for an everyday sentence
+    sense: str | None = None
+    clue: str | None = None  # one of CLUE_SIDES ("after" for a free-frame "bank" sentence)
+
+
+def labelled_sentences(n: int, seed: int = 0, plain_share: float = 0.4, bank_variety: float = 0.0, variety: float = 0.0) -> list[Labelled]:
+    """The sentences of `sentences` (the same draws), each with what the generator knows of its sense."""
     rng = random.Random(seed)
     pairs = [(word, sense) for word, senses in SENSES.items() for sense in senses if sense != "phrases"]
     weights = [4 if word == "bank" else 1 for word, _ in pairs]  # "bank" is the story: more of it
@@ -563,15 +595,32 @@ def sentences(n: int, seed: int = 0, plain_share: float = 0.4, bank_variety: flo
     out = []
     while len(out) < n:
         if rng.random() < plain_share:
-            sentence = _fill(rng.choice(EVERYDAY), rng)
+            entry = Labelled(_fill(rng.choice(EVERYDAY), rng))
         else:
             word, sense = rng.choices(pairs, weights)[0]
             varied = word == "bank" and bank_variety > 0 and rng.random() < bank_variety
-            sentence = _varied_bank_sentence(sense, rng) if varied else _sense_sentence(word, sense, rng)
-        if any(sentence.lower().startswith(h) for h in held_out):
+            if varied:
+                entry = Labelled(_varied_bank_sentence(sense, rng), word, sense, "after")
+            elif variety > 0 and rng.random() < variety:
+                text, clue = _varied_sense_sentence(word, sense, rng)
+                entry = Labelled(text, word, sense, clue)
+            else:
+                text, clue = _sense_sentence(word, sense, rng)
+                entry = Labelled(text, word, sense, clue)
+        if any(entry.text.lower().startswith(h) for h in held_out):
             continue
-        out.append(_capitalised(sentence))
+        out.append(replace(entry, text=_capitalised(entry.text)))
     return out
+
+
+def sentences(n: int, seed: int = 0, plain_share: float = 0.4, bank_variety: float = 0.0, variety: float = 0.0) -> list[str]:
+    """`n` sentences: the senses of each ambiguous word evenly mixed with everyday ones; deterministic.
+
+    bank_variety: the share of the "bank" sentences written in the free frames of `_varied_bank_sentence`;
+    variety: the share of the other sense sentences (every ambiguous word) written in those of
+    `_varied_sense_sentence`. 0 and 0 keep the template sentences only, the same draws as without the options.
+    """
+    return [entry.text for entry in labelled_sentences(n, seed, plain_share, bank_variety, variety)]
 
 
 def corpus_words() -> list[str]:

@@ -240,23 +240,28 @@ def bank_split(model, sentences: dict[str, list[str]], layer: int | None = None)
 
 def bank_sets() -> dict[str, dict[str, list[str]]]:
     """Every set the bank split is reported on, per side (sense after or before the word): the held-out
-    pairs, the held-out sentences in free syntax, and the development set (the only one training choices read)."""
-    from model.bank_dev import development_set
+    pairs, the held-out sentences in free syntax, and the development sets (the only ones training choices
+    read): its phrase grammar and its free-syntax grammar."""
+    from model.bank_dev import development_set, free_development_set
 
     return {
         "after held-out": BANK_AFTER,
         "after held-out-free": BANK_AFTER_VARIED,
         "after development": development_set("after"),
+        "after development-free": free_development_set("after"),
         "before held-out": BANK_BEFORE,
         "before held-out-free": BANK_BEFORE_VARIED,
         "before development": development_set("before"),
+        "before development-free": free_development_set("before"),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.heldout", description="The bank split of each model on each set.")
     parser.add_argument("models", nargs="*", default=["toy", "toy-bidirectional"], help="model names for load_model (e.g. minilm)")
-    parser.add_argument("--sets", nargs="*", help="only the sets named by one of these words (after, before, held-out, held-out-free, development)")
+    parser.add_argument(
+        "--sets", nargs="*", help="only the sets named by one of these words (after, before, held-out, held-out-free, development, development-free)"
+    )
     args = parser.parse_args(argv)
     from model import load_model
 

@@ -4,7 +4,7 @@ the development set that training choices read instead, and the measure over any
 import pytest
 
 from model import load_model
-from model.bank_dev import CUES, DETERMINERS, development_set
+from model.bank_dev import CUES, DETERMINERS, FREE_AFTER, FREE_BEFORE, development_set, free_development_set
 from model.corpus import corpus_words, sentences
 from model.embeddings import embedding_projection
 from model.heldout import BANK_AFTER, BANK_AFTER_VARIED, BANK_BEFORE, BANK_BEFORE_VARIED, CUED_AFTER, CUED_BEFORE, bank_split, pairs
@@ -50,7 +50,7 @@ def corpus_sentences(folder) -> set[tuple[str, ...]]:
     import json
 
     settings = json.loads((folder / "training.json").read_text())["train"]
-    texts = sentences(settings["n_sentences"], seed=settings["seed"], bank_variety=settings.get("bank_variety", 0.0))
+    texts = sentences(settings["n_sentences"], seed=settings["seed"], bank_variety=settings.get("bank_variety", 0.0), variety=settings.get("variety", 0.0))
     return {tuple(words(text)) for text in texts}
 
 
@@ -88,6 +88,24 @@ def test_development_set_is_its_own():
     held_out = {tuple(words(t)) for s in (BANK_AFTER, BANK_AFTER_VARIED, BANK_BEFORE, BANK_BEFORE_VARIED) for g in s.values() for t in g}
     for where in ("after", "before"):
         assert not {tuple(words(t)) for g in development_set(where).values() for t in g} & held_out
+        assert not {tuple(words(t)) for g in free_development_set(where).values() for t in g} & held_out
+
+
+@pytest.mark.parametrize("where", ["after", "before"])
+def test_free_development_set_tells_the_sense_on_one_side_only(where):
+    """Its river and money frames share every word on the other side of "bank" (people, verbs and
+    determiners are drawn from one list for both senses)."""
+    dev = free_development_set(where)
+    assert dev == free_development_set(where) and dev != free_development_set(where, seed=12)
+    assert all(len(group) == 40 and len(set(group)) == 40 for group in dev.values())
+    frames = FREE_AFTER if where == "after" else FREE_BEFORE
+    for sense, group in frames.items():
+        other = "money" if sense == "river" else "river"
+        for frame, twin in zip(group, frames[other], strict=True):
+            side = (lambda f: f.split("bank")[0]) if where == "after" else (lambda f: f.split("bank")[1])
+            assert side(frame) == side(twin), (frame, twin)  # same words where the sense is not told
+    for text in (t for group in dev.values() for t in group):
+        assert words(text).count("bank") == 1 and MIN_WORDS <= len(words(text)) <= MAX_WORDS, text
 
 
 def test_bank_split_is_the_embeddings_page_ratio_and_reads_more_than_one_trace():

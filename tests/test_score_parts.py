@@ -251,10 +251,10 @@ def previous_share(model, id_lists, layer: int, head: int) -> float:
 
 
 def test_trained_toy_local_heads_are_content_driven():
-    """The trained toy has no head that is previous-token on most sentences; its layer 0 head 1 is the one
-    the Heads page calls previous-token most often. The measure finds it driven by content (token·token
-    and position·token), and so does an experiment: on random tokens at the same positions, its weight
-    on the previous token falls to what the other heads give it."""
+    """The trained toy has no head that is previous-token on most sentences; the one the Heads page calls
+    previous-token most often (layer 1 head 0, measured: on 2 of 24 sentences) the measure finds driven by
+    content (token·token and position·token), and so does an experiment: on random tokens at the same
+    positions, its weight on the previous token falls."""
     from model.corpus import sentences
 
     model = load_model("toy")
@@ -262,14 +262,15 @@ def test_trained_toy_local_heads_are_content_driven():
     trace = model.trace(texts)
     badges = [head_summary(trace, s).badges for s in range(len(texts))]
     counts = torch.tensor([[sum(b[layer][head] == "previous-token" for b in badges) for head in range(4)] for layer in range(2)])
-    assert int(counts.argmax()) == 1 and int(counts.max()) < len(texts) // 2  # layer 0 head 1, a minority of sentences
-    marked = [s for s in range(len(texts)) if badges[s][0][1] == "previous-token"]
-    shares = [head_position_shares(trace, 0, s)[1].position_share for s in marked]
+    layer, head = divmod(int(counts.argmax()), 4)
+    assert (layer, head) == (1, 0) and int(counts.max()) < len(texts) // 2  # a minority of sentences
+    marked = [s for s in range(len(texts)) if badges[s][layer][head] == "previous-token"]
+    shares = [head_position_shares(trace, layer, s)[head].position_share for s in marked]
     assert marked and max(shares) <= CONTENT_MAX
     ids = [[t.id for t in tokens] for tokens in trace.tokens]
     generator = torch.Generator().manual_seed(0)
     shuffled = [torch.randint(5, model.tokenizer.d_vocab, (len(row),), generator=generator).tolist() for row in ids]
-    real, random_tokens = previous_share(model, ids, 0, 1), previous_share(model, shuffled, 0, 1)
+    real, random_tokens = previous_share(model, ids, layer, head), previous_share(model, shuffled, layer, head)
     assert real > random_tokens + 0.05
 
 

@@ -96,8 +96,8 @@ def test_checkpoints_are_small():
 def test_shipped_model_separates_the_senses_of_bank_and_random_weights_do_not():
     trained = sense_margins(load_model("toy").trace(BANK), "bank", SENSES)
     random = sense_margins(load_model("toy-random", tokenizer="bpe").trace(BANK), "bank", SENSES)
-    assert trained["accuracy"] >= 7 / 8  # measured: "the boy wanted to pay and walked to the bank" sits with the river
-    assert trained["mean"] > 3 * abs(random["mean"])  # 0.14 against 0.03 (corpus-style sentences)
+    assert trained["accuracy"] == 1.0  # measured: all 8 sit nearer their own sense
+    assert trained["mean"] > 10 * abs(random["mean"])  # 1.26 against 0.03 (corpus-style sentences)
 
 
 def test_shipped_model_predicts_a_continuation_of_the_right_sense():
@@ -108,13 +108,18 @@ def test_shipped_model_predicts_a_continuation_of_the_right_sense():
     river_only, money_only = first["river"] - first["money"], first["money"] - first["river"]
     trace = model.trace(BANK)
     probabilities = trace.last_logits.softmax(dim=-1)
-    wrong = []
+    wrong, weak = [], []
     for sentence, sense in enumerate(SENSES):
         mass = {name: float(probabilities[sentence, sorted(ids)].sum()) for name, ids in (("river", river_only), ("money", money_only))}
         own, other = ("river", "money") if sense == 0 else ("money", "river")
-        if not mass[own] > 2 * mass[other]:
+        if not mass[own] > mass[other]:
             wrong.append(trace.texts[sentence])
-    assert wrong == ["the boy wanted to pay and walked to the bank"]  # measured: 7 of 8; this one reads as the river
+        elif not mass[own] > 2 * mass[other]:
+            weak.append(trace.texts[sentence])
+    assert wrong == []  # measured: the own sense's endings are the likelier in all 8
+    # twice as likely in 6 of 8 (measured: the corpus's free frames put other words after "bank" too, so
+    # the money endings get less of the mass, 0.05 to 0.08, against 0.02 to 0.04 for the river's)
+    assert weak == ["the woman needed coins and stood at the bank", "the girl got paid and was at the bank"]
 
 
 def test_trainings_wait_in_line_with_their_place_and_the_wait_from_the_running_pace():
@@ -208,3 +213,73 @@ def test_free_bank_frames_change_only_the_bank_sentences_they_write():
     share = [sum("bank" in s.lower() for s in corpus) / len(corpus) for corpus in (templates, free)]
     assert share[1] == pytest.approx(share[0], abs=0.03)  # the same share of "bank" sentences, in other frames
     assert not any(s.lower().startswith(held) for s in free for held in BANK)
+
+
+def test_labelled_sentences_are_the_corpus_with_the_sense_of_each():
+    from model.corpus import CLUE_SIDES, SENSES as CORPUS_SENSES, labelled_sentences
+
+    for options in ({}, {"bank_variety": 0.5}, {"variety": 0.5}):
+        labelled = labelled_sentences(3000, seed=5, **options)
+        assert [entry.text for entry in labelled] == sentences(3000, seed=5, **options)  # the same draws
+        sensed = [entry for entry in labelled if entry.word is not None]
+        assert 0.5 < len(sensed) / len(labelled) < 0.7  # plain_share 0.4 of everyday sentences
+        assert all(entry.word in entry.text.lower() and entry.sense in CORPUS_SENSES[entry.word] and entry.clue in CLUE_SIDES for entry in sensed)
+    river = [entry.text for entry in labelled_sentences(3000, seed=5) if entry.sense == "river" and entry.clue == "before"]
+    assert river and all(any(clue in text.lower() for clue in CORPUS_SENSES["bank"]["river"]["before"]) for text in river)
+
+
+def test_free_frames_of_every_word_put_its_clue_on_the_side_they_say():
+    from model.corpus import SENSES as CORPUS_SENSES, labelled_sentences
+
+    templates, free = sentences(2000, seed=3), labelled_sentences(2000, seed=3, variety=1.0)
+    assert sentences(2000, seed=3, variety=0.0) == templates  # off: the same draws
+    assert {entry.word for entry in free if entry.word} == set(CORPUS_SENSES)  # every ambiguous word, not only "bank"
+    for entry in (e for e in free if e.word and e.clue in ("before", "after")):
+        text = entry.text.lower()
+        word_at = text.index(f" {entry.word}")
+        clues = [c for c in CORPUS_SENSES[entry.word][entry.sense]["before"] + CORPUS_SENSES[entry.word][entry.sense]["after"] if c in text]
+        assert clues, entry
+        assert any((text.index(c) > word_at) == (entry.clue == "after") for c in clues if entry.word not in c), entry  # a filler may echo a clue
+
+
+def test_sense_labels_point_at_the_word_and_hide_what_a_causal_model_cannot_see():
+    from model.corpus import labelled_sentences
+    from model.tokenizers import get_tokenizer
+    from model.train import sense_labels
+
+    tokenizer = get_tokenizer("bpe")
+    labelled = labelled_sentences(300, seed=4)
+    both, causal = sense_labels(tokenizer, False, 300, seed=4), sense_labels(tokenizer, True, 300, seed=4)
+    for row, entry in enumerate(labelled):
+        if both[row, 0] >= 0:
+            token = tokenizer.encode(entry.text)[both[row, 0]]
+            assert token.text.strip().lower() == entry.word
+        assert (causal[row, 0] >= 0) == (both[row, 0] >= 0 and entry.clue != "after")
+    assert (both[:, 0] >= 0).sum() > 150 and (causal[:, 0] >= 0).sum() > 60
+    assert both[:, 2].unique().numel() == 13  # the 12 senses and -1
+
+
+def test_sense_contrast_is_low_when_each_word_gathers_by_sense():
+    from model.train import sense_contrast
+
+    generator = torch.Generator().manual_seed(0)
+    directions = torch.randn(4, 16, generator=generator)  # one direction per (word, sense)
+    labels = torch.tensor([[0, 0, 0], [0, 0, 0], [0, 0, 1], [0, 0, 1], [1, 1, 2], [1, 1, 3], [-1, -1, -1], [1, 1, 3]])
+    last = torch.randn(8, 3, 16, generator=generator)
+    gathered = last.clone()
+    for row, (_, _, sense) in enumerate(labels.tolist()):
+        if sense >= 0:
+            gathered[row, 0] = 5 * directions[sense] + 0.1 * last[row, 0]
+    key_valid = torch.ones(8, 3, dtype=torch.bool)
+    assert sense_contrast(gathered, key_valid, labels, 0.1) < 0.1 < 1.0 < sense_contrast(last, key_valid, labels, 0.1)
+    one_sense = labels.clone()
+    one_sense[:, 2] = torch.where(labels[:, 2] >= 0, labels[:, 1], -1)  # every word with a single sense: nothing to tell apart
+    assert float(sense_contrast(last, key_valid, one_sense, 0.1)) == 0.0
+    assert not sense_contrast(last.requires_grad_(), key_valid, labels, 0.1).isnan()
+
+
+@pytest.mark.parametrize("kind,folder", [("toy", CHECKPOINT), ("toy-bidirectional", BIDIRECTIONAL_CHECKPOINT)])
+def test_each_shipped_checkpoint_records_the_settings_it_is_trained_with(kind, folder):
+    from model.train import TRAIN_STAGES
+
+    assert TrainConfig(**json.loads((folder / "training.json").read_text())["train"]) == TRAIN_STAGES[kind][0]
