@@ -1,5 +1,6 @@
 """The app as a user reaches it: entry point, then each page; assertions on the charts' numbers."""
 
+import json
 import logging
 import math
 
@@ -8,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT, toy_tokens
+from model.train import CHECKPOINT
 from apptest_helpers import chart_titled, charts, heatmaps
 
 
@@ -240,6 +242,13 @@ def test_next_token_page_lists_probabilities_that_follow_the_temperature():
     last = heatmaps(chart_titled(at, ["Attention of", "every head"]))["last query"]
     assert last.shape == (8, 9)  # 2 layers × 4 heads, 9 tokens
     np.testing.assert_allclose(last.sum(axis=1), 1, atol=1e-5)
+
+
+def test_train_page_says_what_the_shipped_models_loss_holds():
+    at = on_page(start(), "pages/6_Train.py")
+    record = json.loads((CHECKPOINT / "training.json").read_text())
+    caption = next(c.value for c in at.caption if "sense contrast" in c.value)
+    assert f"next-word loss plus {record['train']['sense_weight']:g} × a sense contrast" in caption and record["train"]["sense_weight"] == 2
 
 
 def test_train_page_trains_and_every_page_uses_the_new_model():
