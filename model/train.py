@@ -209,8 +209,11 @@ def loss_on_batch(
     context: ContextHead | None = None,
     idf: Tensor | None = None,
     labels: Tensor | None = None,
+    parts: dict | None = None,
 ) -> Tensor:
-    """Next-token cross-entropy (causal), or denoising cross-entropy (bidirectional); padding ignored.
+    """Next-token cross-entropy (causal), or denoising cross-entropy (bidirectional); padding ignored;
+    plus the weighted terms of the options below. `parts`, a dict: receives "task", the first term alone
+    (what a model trained without any option learns), as a float.
 
     Bidirectional: the model reads a corrupted copy of the sentence and predicts the original token
     at every position. `mask_share` of the tokens are chosen as BERT does (80% hidden behind [MASK],
@@ -230,6 +233,8 @@ def loss_on_batch(
         logits = model(input_ids, key_valid, record=record)  # [batch, pos, d_vocab]
         targets = input_ids[:, 1:].masked_fill(~key_valid[:, 1:], -100)
         loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), targets.flatten(), ignore_index=-100)
+        if parts is not None:
+            parts["task"] = float(loss.detach())
         if labels is not None:
             loss = loss + config.sense_weight * sense_contrast(record["hidden_states"][-1], key_valid, labels, config.sense_temperature)
         return loss
@@ -243,6 +248,8 @@ def loss_on_batch(
     logits = model(corrupted, key_valid, record=record)
     targets = input_ids.masked_fill(~key_valid, -100)
     loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-100)
+    if parts is not None:
+        parts["task"] = float(loss.detach())
     last = record["hidden_states"][-1]  # [batch, pos, d_model]
     if labels is not None:
         loss = loss + config.sense_weight * sense_contrast(last, key_valid, labels, config.sense_temperature)
@@ -283,13 +290,15 @@ def train(
     on_step: Callable[[int, float], bool | None] | None = None,
     texts: list[str] | None = None,
     start: ToyTransformer | None = None,
+    task_losses: list[float] | None = None,
 ) -> tuple[ToyTransformer, list[float]]:
     """Train a fresh toy model, or go on training `start`; returns it (in eval mode) and the loss of every step.
 
     `on_step(step, loss)` is called after each step; returning True stops early. `texts`: the sentences
     to train on (see `model.own_text`); None = the generated corpus. `start`: a model of the same
     configuration whose weights are the starting point (copied: `start` itself is not changed); the
-    training heads of the objectives (`NeighbourHeads`, `ContextHead`) start afresh.
+    training heads of the objectives (`NeighbourHeads`, `ContextHead`) start afresh. `task_losses`, a
+    list: each step's next-token (or denoising) loss alone is appended, without the options' terms.
     """
     if model_config.tokenizer not in ("word", "bpe"):
         raise ValueError("the toy model trains with the word-level tokenizer or the toy BPE")
@@ -322,9 +331,11 @@ def train(
         rows = torch.randint(0, len(input_ids), (train_config.batch_size,), generator=generator)
         batch_valid = key_valid[rows]
         width = int(batch_valid.sum(dim=1).max())
-        loss = loss_on_batch(
-            model, input_ids[rows, :width], batch_valid[:, :width], generator, train_config, neighbours, context, idf, None if labels is None else labels[rows]
-        )
+        parts: dict = {}
+        batch_labels = None if labels is None else labels[rows]
+        loss = loss_on_batch(model, input_ids[rows, :width], batch_valid[:, :width], generator, train_config, neighbours, context, idf, batch_labels, parts)
+        if task_losses is not None:
+            task_losses.append(parts["task"])
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(parameters, 1.0)
@@ -370,22 +381,25 @@ def train_checkpoint(folder: Path, causal: bool, stages: TrainConfig | list[Trai
     """Train one shipped toy model and write it to `folder` (config, weights, losses).
 
     `stages`: one training, or several in turn, each going on from the model the one before left
-    (`train(start=...)`). The record holds the first in "train", the others in "then", and the losses of all.
+    (`train(start=...)`). The record holds the first in "train", the others in "then", the losses of all
+    ("losses", what the optimiser saw) and their next-token or denoising part alone ("task_losses").
     """
     stages = [stages] if isinstance(stages, TrainConfig) else list(stages)
-    model, losses = None, []
+    model, losses, task_losses = None, [], []
     for stage in stages:
-        model, stage_losses = train(default_model_config(causal), stage, report, start=model)
+        model, stage_losses = train(default_model_config(causal), stage, report, start=model, task_losses=task_losses)
         losses += stage_losses
     model.save(folder)
     record = dict(train=asdict(stages[0]), **({"then": [asdict(stage) for stage in stages[1:]]} if len(stages) > 1 else {}))
-    (folder / "training.json").write_text(json.dumps(dict(record, losses=[round(v, 4) for v in losses]), indent=None))
+    rounded = dict(losses=[round(v, 4) for v in losses], task_losses=[round(v, 4) for v in task_losses])
+    (folder / "training.json").write_text(json.dumps(dict(record, **rounded), indent=None))
     return losses
 
 
-def recorded_losses(folder: Path = CHECKPOINT) -> list[float]:
-    """The loss of every step, as recorded when the checkpoint in `folder` was trained."""
-    return json.loads((folder / "training.json").read_text())["losses"]
+def recorded_losses(folder: Path = CHECKPOINT, key: str = "losses") -> list[float]:
+    """The loss of every step, as recorded when the checkpoint in `folder` was trained: what the optimiser
+    saw ("losses"), or its next-token or denoising part alone ("task_losses")."""
+    return json.loads((folder / "training.json").read_text())[key]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,6 +5,7 @@ import logging
 import math
 
 import numpy as np
+import pyarrow
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -248,7 +249,12 @@ def test_train_page_says_what_the_shipped_models_loss_holds():
     at = on_page(start(), "pages/6_Train.py")
     record = json.loads((CHECKPOINT / "training.json").read_text())
     caption = next(c.value for c in at.caption if "sense contrast" in c.value)
-    assert f"next-word loss plus {record['train']['sense_weight']:g} × a sense contrast" in caption and record["train"]["sense_weight"] == 2
+    assert caption.startswith("Its next-word loss.") and f"sense contrast (weight {record['train']['sense_weight']:g})" in caption
+    assert record["train"]["sense_weight"] == 2
+    chart = next(e for e in at.main if getattr(e, "type", "") == "vega_lite_chart").proto  # st.line_chart
+    shown = pyarrow.ipc.open_stream(chart.datasets[0].data.data).read_all().column("loss").to_pylist()
+    assert shown == record["task_losses"] != record["losses"]  # the next-word part, not the contrast with it
+    assert shown[-1] < 1.5 < record["losses"][-1]
 
 
 def test_train_page_trains_and_every_page_uses_the_new_model():

@@ -64,27 +64,32 @@ def test_training_can_be_stopped_early():
     assert len(losses) == 5
 
 
-def _short_run(folder, causal: bool) -> tuple[bytes, list[float]]:
-    """The first PREFIX_STEPS steps of the shipped training, with its own settings, on one thread."""
+def _short_run(folder, causal: bool) -> tuple[bytes, list[float], list[float]]:
+    """The first PREFIX_STEPS steps of the shipped training, with its own settings, on one thread: the
+    weights' bytes, the losses and their next-token (or denoising) parts."""
     settings = json.loads((folder / "training.json").read_text())["train"]
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
+    task_losses: list[float] = []
     try:
-        model, losses = train(default_model_config(causal), TrainConfig(**settings), on_step=lambda step, _: step == PREFIX_STEPS - 1)
+        model, losses = train(default_model_config(causal), TrainConfig(**settings), on_step=lambda step, _: step == PREFIX_STEPS - 1, task_losses=task_losses)
     finally:
         torch.set_num_threads(threads)
-    return save({k: v.contiguous() for k, v in model.state_dict().items()}), losses
+    return save({k: v.contiguous() for k, v in model.state_dict().items()}), losses, task_losses
 
 
 @pytest.mark.parametrize("folder,causal", [(CHECKPOINT, True), (BIDIRECTIONAL_CHECKPOINT, False)], ids=["causal", "bidirectional"])
 def test_training_is_reproducible_and_is_the_one_that_made_the_checkpoint(folder, causal):
-    first_bytes, first_losses = _short_run(folder, causal)
-    second_bytes, second_losses = _short_run(folder, causal)
+    first_bytes, first_losses, first_tasks = _short_run(folder, causal)
+    second_bytes, second_losses, _ = _short_run(folder, causal)
     assert hashlib.sha256(first_bytes).digest() == hashlib.sha256(second_bytes).digest()
     assert first_losses == second_losses
     # the record's losses (rounded to 4 places) were made on another CPU: float sums in another order
     # differ by up to 4e-6 of the loss after 25 steps (measured); another training differs by %
     assert first_losses == pytest.approx(recorded_losses(folder)[:PREFIX_STEPS], rel=2e-5, abs=1e-4)
+    assert first_tasks == pytest.approx(recorded_losses(folder, "task_losses")[:PREFIX_STEPS], rel=2e-5, abs=1e-4)
+    # the sense contrast (and the bidirectional toy's context bag) add to what the optimiser saw
+    assert all(task < total for task, total in zip(first_tasks, first_losses))
 
 
 def test_checkpoints_are_small():
