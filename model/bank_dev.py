@@ -80,14 +80,20 @@ def development_sentence(sense: str, where: str, rng: random.Random) -> str:
 
 def development_set(where: str = "after", n_per_sense: int = 40, seed: int = 7) -> dict[str, list[str]]:
     """`{"river": [...], "money": [...]}`: distinct sentences, the same for the same seed."""
+    return distinct_sentences(development_sentence, where, n_per_sense, seed)
+
+
+def distinct_sentences(sentence, where: str, n_per_sense: int, seed: int) -> dict[str, list[str]]:
+    """`n_per_sense` distinct sentences of each sense, in the order `sentence(sense, where, rng)` first
+    writes them, from one generator seeded with `seed`."""
     if where not in ("after", "before"):
         raise ValueError("where is 'after' or 'before'")
     rng = random.Random(seed)
     out: dict[str, list[str]] = {}
-    for sense in CUES:
+    for sense in ("river", "money"):
         seen: dict[str, None] = {}
         while len(seen) < n_per_sense:
-            seen[development_sentence(sense, where, rng)] = None
+            seen[sentence(sense, where, rng)] = None
         out[sense] = list(seen)
     return out
 
@@ -164,13 +170,4 @@ def free_development_sentence(sense: str, where: str, rng: random.Random) -> str
 
 def free_development_set(where: str = "after", n_per_sense: int = 40, seed: int = 11) -> dict[str, list[str]]:
     """The second grammar's `{"river": [...], "money": [...]}`: distinct sentences, the same for the same seed."""
-    if where not in ("after", "before"):
-        raise ValueError("where is 'after' or 'before'")
-    rng = random.Random(seed)
-    out: dict[str, list[str]] = {}
-    for sense in FREE_AFTER:
-        seen: dict[str, None] = {}
-        while len(seen) < n_per_sense:
-            seen[free_development_sentence(sense, where, rng)] = None
-        out[sense] = list(seen)
-    return out
+    return distinct_sentences(free_development_sentence, where, n_per_sense, seed)
