@@ -55,6 +55,22 @@ TARGETS = {
     "class_cpu_per_action": 0.1,
     "class_memory_growth_mb": 1536,
 }
+# Targets of issue 46 for a low-end laptop (the browser's CPU slowed 4×, `--throttle 4`); the rest as above.
+TARGETS_X4 = {
+    **TARGETS,
+    "toggle_changed": (0.2, 1.2),
+    "toggle_settled": (0.5, 1.2),
+    "page_switch": 1.0,
+    "page_switch_p95": 2.0,
+    "cold_start": 6.0,
+}
+
+
+def targets_for(throttle: float) -> dict:
+    """The targets a run is judged by: issue 46's at ×4 (or slower), issue 19's otherwise."""
+    return TARGETS_X4 if throttle >= 4 else TARGETS
+
+
 # "hidden token": a click on a token's pill where the sentence has them (up to 32 tokens: ui.view,
 # _hide_pills), else the "Hide key tokens" box; "hidden token, box": the box, where there are pills too
 TOGGLES = ("head", "mask", "scaling", "temperature", "hidden token", "hidden token, box")
@@ -62,7 +78,7 @@ HIDE_PILLS = ".st-key-w_hide_here button[aria-pressed]"  # the token pills, in p
 
 # Installed before any page script: records the last input's time and every change of the charts' data,
 # all on the browser's clock (performance.now(), ms). A chart's signature is its title plus a sample of
-# each trace's values, cheap enough to take every 20 ms on 512×512 heatmaps, and after every drawing.
+# each trace's values, taken after every drawing (and every 500 ms).
 MONITOR_JS = r"""
 (() => {
   const B = window.__bench = {input: 0, changes: [], running: 0, sig: null, watchNew: false, newChart: 0};
@@ -70,8 +86,7 @@ MONITOR_JS = r"""
   document.addEventListener('pointerdown', mark, true);
   document.addEventListener('keydown', mark, true);
   // a trace's arrays are replaced, never changed in place (chart.js, live.js): each is sampled once, so that
-  // the monitor's own work on the page's main thread (1.3 ms a tick for the Attention page) does not slow
-  // down what it measures
+  // the monitor's own work on the page's main thread does not slow down what it measures
   const sampled = new WeakMap();
   const sample = (v, depth) => {
     if (depth === 0 && v !== null && typeof v === 'object') {
@@ -109,18 +124,19 @@ MONITOR_JS = r"""
     const charts = Array.from(document.querySelectorAll('.js-plotly-plot')).filter(g => !g.closest('.av-chart-hidden'));
     const sig = Array.from(charts, sigOf).join('|');
     if (sig !== B.sig) { B.sig = sig; B.changes.push(now); }
-    const app = document.querySelector('[data-testid=stApp]');
-    const state = app ? app.getAttribute('data-test-script-state') : '';
-    if (state === 'running' || state === 'rerunRequested' || document.querySelector('[data-testid=stStatusWidget]')) B.running = now;
     if (B.watchNew && !B.newChart) {
       const title = (document.querySelector('h1') || {}).textContent || '';
       if (title.includes(B.watchNew) && Array.from(charts).some(g => !g.__old && g.data)) B.newChart = now;
     }
   };
-  setInterval(tick, 20);
-  // the chart component reports each drawing the moment its synchronous part returns (chart.js): a change
-  // is recorded then, not at the next 20 ms tick (which added 0-20 ms, 10 on average)
+  // The chart component reports each drawing the moment its synchronous part returns (chart.js): a change is
+  // recorded then. A tick every 20 ms kept an idle Attention page's main thread 20-25 % busy at CPU x4,
+  // slowing what it measured; a tick every 500 ms is the net for a chart drawn otherwise.
   window.__avChartTimes = {push: tick};
+  setInterval(tick, 500);
+  // the time of the script state's last change (Streamlit's own data-test-script-state): when a run ended
+  new MutationObserver(() => { B.running = performance.now(); })
+    .observe(document, {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
 })();
 """
 
@@ -700,7 +716,7 @@ def run_browser(options: BrowserOptions) -> dict:
             print(f"[bench --browser] {message}", file=options.log, flush=True)
 
     models, notes = available_models(options.models)
-    results: dict = dict(load_average_start=load_average(), notes=notes, targets=TARGETS, throttle=options.throttle)
+    results: dict = dict(load_average_start=load_average(), notes=notes, targets=targets_for(options.throttle), throttle=options.throttle)
     if {"toggles", "pages", "png"} & set(options.parts):
         server = Server()
         try:
@@ -769,8 +785,8 @@ def _fmt(s: dict) -> str:
     return f"median {s['median']:.2f} s, p95 {s['p95']:.2f} s (n={s['n']})"
 
 
-def toggle_target(kind: str, tokens: int) -> float:
-    small, large = TARGETS[kind]
+def toggle_target(kind: str, tokens: int, targets: dict = TARGETS) -> float:
+    small, large = targets[kind]
     return small if tokens <= 16 else large
 
 
@@ -781,6 +797,7 @@ def _verdict(value: float | None, target: float) -> str:
 
 
 def format_browser_report(results: dict) -> str:
+    targets = targets_for(results.get("throttle", 1.0))
     lines = [
         "",
         "In the browser (Debian chromium via Playwright; server and browser on the same cores)",
@@ -796,8 +813,8 @@ def format_browser_report(results: dict) -> str:
                 r = row[name]
                 changed, settled = r["changed"].get("median"), r["settled"].get("median")
                 line = (
-                    f"    {name:<17} → changed {_fmt(r['changed'])} [{_verdict(changed, toggle_target('toggle_changed', int(n)))}]; "
-                    f"→ settled {_fmt(r['settled'])} [{_verdict(settled, toggle_target('toggle_settled', int(n)))}]; "
+                    f"    {name:<17} → changed {_fmt(r['changed'])} [{_verdict(changed, toggle_target('toggle_changed', int(n), targets))}]; "
+                    f"→ settled {_fmt(r['settled'])} [{_verdict(settled, toggle_target('toggle_settled', int(n), targets))}]; "
                     f"server CPU {r['cpu_s']:.3f} s/toggle"
                 )
                 if model == "toy" and n == "16":
@@ -812,7 +829,10 @@ def format_browser_report(results: dict) -> str:
                 lines.append(f"    {row['errors']} error box(es) on the page")
     if "page_switch" in results:
         r = results["page_switch"]
-        lines.append(f"  page switch → first chart: {_fmt(r)} [{_verdict(r.get('median'), TARGETS['page_switch'])}]")
+        verdict = _verdict(r.get("median"), targets["page_switch"])
+        if "page_switch_p95" in targets:
+            verdict += f"; p95 {_verdict(r.get('p95'), targets['page_switch_p95'])}"
+        lines.append(f"  page switch → first chart: {_fmt(r)} [{verdict}]")
     if "png_export" in results:
         r = results["png_export"]
         lines.append(f"  PNG export click → file saved: {_fmt(r)}, {r.get('bytes', 0) / 1024:.0f} KiB [{_verdict(r.get('median'), TARGETS['png_export'])}]")
@@ -825,7 +845,7 @@ def format_browser_report(results: dict) -> str:
             polled = ", ".join(f"{x:.2f}" for x in r.get("polled", []))
             lines.append(
                 f"  cold start → first chart: median {r['first_chart_s']:.2f} s (runs {runs}; Playwright's polling saw {polled}; "
-                f"server ready {r['server_ready_s']:.2f} s, warm reload {r['warm_reload_s']:.2f} s) [{_verdict(r['first_chart_s'], TARGETS['cold_start'])}]"
+                f"server ready {r['server_ready_s']:.2f} s, warm reload {r['warm_reload_s']:.2f} s) [{_verdict(r['first_chart_s'], targets['cold_start'])}]"
             )
     if "class" in results:
         c = results["class"]

@@ -52,6 +52,16 @@ def test_report_says_which_figures_meet_their_targets():
     assert any("[1.5, 1, 1]" in line for line in lines)  # every part carries its load average
 
 
+def test_a_run_at_cpu_x4_is_judged_by_the_low_end_laptops_targets():
+    toggle = dict(changed=summary([0.18]), settled=summary([0.45]), cpu_s=0.02, cpu_new_view_s=0.3, cpu_seen_s=0.02, no_change=0)
+    results = dict(toggles={"toy": {"16": dict(scaling=toggle)}}, page_switch=summary([0.9, 0.9, 2.5]), throttle=4.0)
+    lines = format_browser_report(results).splitlines()
+    scaling = next(line for line in lines if line.strip().startswith("scaling"))
+    assert "[meets ≤0.2]" in scaling and "[meets ≤0.5]" in scaling  # at ×1 both would miss (0.15 and 0.4)
+    assert any("page switch" in line and "[meets ≤1; p95 MISSES ≤2]" in line for line in lines)
+    assert "[MISSES ≤0.15]" in next(line for line in format_browser_report(dict(results, throttle=1.0)).splitlines() if "scaling" in line)
+
+
 def test_browser_options_from_the_command_line():
     options, _ = parse(["--browser", "--sizes", "16,512", "--models", "toy", "--only", "toggles,class", "--class-size", "12"])
     assert isinstance(options, BrowserOptions)

@@ -123,11 +123,13 @@ def test_the_check_sees_a_figure_written_in_a_form_validation_changes():
 
 def test_a_plain_figure_has_the_screen_template_and_sends_what_plotly_s_figure_sends():
     fig = plain.figure([dict(type="scatter", x=[0, 1], y=[1, 0])], {"height": 300})
-    assert fig["layout"]["template"] == go.Figure(layout=dict(template="plotly_white")).layout.template.to_plotly_json()
-    assert sent(fig) == json.dumps(
-        json.loads(go.Figure(go.Scatter(x=[0, 1], y=[1, 0]), layout=dict(height=300, template="plotly_white")).to_json()), sort_keys=True
-    )
-    assert plain.figure([], {}, template="plotly")["layout"]["template"] == pio.templates["plotly"].to_plotly_json()
+    white = go.Figure(layout=dict(template="plotly_white")).layout.template
+    white.layout.xaxis.ticklabeloverflow = white.layout.yaxis.ticklabeloverflow = "allow"  # plain.AXIS_DEFAULTS
+    assert fig["layout"]["template"] == white.to_plotly_json()
+    assert sent(fig) == json.dumps(json.loads(go.Figure(go.Scatter(x=[0, 1], y=[1, 0]), layout=dict(height=300, template=white)).to_json()), sort_keys=True)
+    plotly = go.layout.Template(pio.templates["plotly"])  # a copy: the registered one stays as plotly made it
+    plotly.layout.xaxis.ticklabeloverflow = plotly.layout.yaxis.ticklabeloverflow = "allow"
+    assert plain.figure([], {}, template="plotly")["layout"]["template"] == plotly.to_plotly_json()
     with pytest.raises(ValueError, match="xaxis1"):  # plotly renames a subplot numbered 1: its axes would not be the ones written
         plain.figure([], {"xaxis1": {}})
 

@@ -33,10 +33,23 @@ SCREEN_TEMPLATE = "plotly_white"  # the template of every figure on screen (viz.
 _TEMPLATES: dict[str, dict] = {}  # name → plotly JSON, as made by template_json
 
 
+# Every axis draws its tick labels where plotly places them ("allow"). plotly's default for a numeric axis
+# (every matrix axis here: positions, labelled by ticktext), "hide past div", measures each tick label's box
+# after every drawing to hide those that would cross the chart's edge: a forced layout per label, 28-40 % of a
+# redraw of the stages (docs/performance.md). Margins grow to fit the labels (automargin), and
+# tests/test_figure_layout.py checks that no text leaves the canvas.
+AXIS_DEFAULTS = {"ticklabeloverflow": "allow"}
+
+
 def template_json(name: str = SCREEN_TEMPLATE) -> dict:
-    """A registered template as plotly JSON, made once (each figure takes a copy of it)."""
+    """A registered template as plotly JSON with `AXIS_DEFAULTS` on its x and y axes, made once (each
+    figure takes a copy of it)."""
     if name not in _TEMPLATES:
-        _TEMPLATES[name] = pio.templates[name].to_plotly_json()
+        made = pio.templates[name].to_plotly_json()
+        layout = made.setdefault("layout", {})
+        for axis in ("xaxis", "yaxis"):
+            layout[axis] = {**layout.get(axis, {}), **AXIS_DEFAULTS}
+        _TEMPLATES[name] = made
     return _TEMPLATES[name]
 
 
