@@ -134,9 +134,11 @@ MONITOR_JS = r"""
   // slowing what it measured; a tick every 500 ms is the net for a chart drawn otherwise.
   window.__avChartTimes = {push: tick};
   setInterval(tick, 500);
-  // the time of the script state's last change (Streamlit's own data-test-script-state): when a run ended
-  new MutationObserver(() => { B.running = performance.now(); })
-    .observe(document, {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
+  // when a run was last seen: Streamlit's script state changing (a MutationObserver), and its status widget,
+  // which a fragment's run shows without changing that state
+  const ran = () => { B.running = performance.now(); };
+  new MutationObserver(ran).observe(document, {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
+  setInterval(() => document.querySelector('[data-testid=stStatusWidget]') && ran(), 50);
 })();
 """
 
@@ -330,8 +332,9 @@ BUSY_JS = """() => {
 def _wait_settled(page, since_ms: float, timeout_s: float = ACTION_TIMEOUT_S, expect_change: bool = True) -> tuple[float | None, float | None]:
     """(changed, settled) in seconds after `since_ms` (browser clock); changed is None if no chart changed.
 
-    Settled: the script is not running (Streamlit's own `data-test-script-state`) and no chart changed for
-    QUIET_S. A toggle is expected to change a chart: until one does (or NO_CHANGE_S passed) it is not settled.
+    Settled: the script is not running (Streamlit's own `data-test-script-state`, its status widget) and no
+    chart changed for QUIET_S. A toggle is expected to change a chart: until one does (or NO_CHANGE_S passed)
+    it is not settled.
     """
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
