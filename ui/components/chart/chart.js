@@ -429,11 +429,15 @@ function createView(parent) {
       view.send("click", { points });
     });
     if (resizing) return;
-    let width = box.clientWidth;
-    resizing = new ResizeObserver(() => {
+    // the box's width as the observer reports it (its first report is the width drawn at), not read here:
+    // reading a width after a drawing made the browser lay the page out again for each new chart
+    let width = null;
+    resizing = new ResizeObserver((entries) => {
+      const now = entries[entries.length - 1].contentRect.width;
       if (view.hidden) return; // no width while hidden: the drawing keeps its own until the chart is shown
-      if (box.clientWidth !== width && view.shown !== null && view.wanted && view.wanted.width !== "content") {
-        width = box.clientWidth;
+      if (width === null) width = now;
+      else if (now !== width && view.shown !== null && view.wanted && view.wanted.width !== "content") {
+        width = now;
         Plotly.Plots.resize(gd);
       }
     });
