@@ -560,9 +560,15 @@ function fitTheWidth(figure, width, height) {
   // lines added, so the plot keeps its size and nothing overlaps. `height`: the figure's height where its
   // layout names none. Returns the pixels added.
   const layout = figure.layout || {};
-  if (!asSent.has(layout)) asSent.set(layout, { title: layout.title, margin: layout.margin, height: layout.height, annotations: layout.annotations });
+  if (!asSent.has(layout)) asSent.set(layout, { title: layout.title, margin: layout.margin, height: layout.height, annotations: layout.annotations, legend: layout.legend });
   const sent = asSent.get(layout);
-  Object.assign(layout, { title: sent.title, margin: sent.margin, height: sent.height, annotations: sent.annotations });
+  Object.assign(layout, { title: sent.title, margin: sent.margin, height: sent.height, annotations: sent.annotations, legend: sent.legend });
+  const onTop = width && width < NARROW ? legendOnTop(layout, figure.data || []) : null;
+  if (onTop) {
+    layout.legend = onTop;
+    // plotly's own right margin (80 px) was kept for nothing: the legend beside the plot pushed its own
+    if (pick(layout, ["margin", "r"]) === undefined) layout.margin = Object.assign({}, layout.margin, { r: 20 });
+  }
   const sentText = sent.title && sent.title.text;
   if (!width || typeof sentText !== "string") return 0;
   const family = (layout.font && layout.font.family) || "sans-serif";
@@ -579,7 +585,7 @@ function fitTheWidth(figure, width, height) {
   const before = bare.split(BREAK).length; // the title's lines as sent
   const legendRows = legendRowsAbove(figure, width, fontSize, family);
   const panelTitles = panelTitlesFitted(layout, width, family);
-  if (lines.length === before && legendRows.rows <= 1 && !panelTitles.changed) return 0;
+  if (!onTop && lines.length === before && legendRows.rows <= 1 && !panelTitles.changed) return 0;
   // the title's lines from 10 px below the top (plotly places a title's first line at its y, whatever its
   // anchor, and the others below it), then the legend's rows and the panels' titles, standing on the plot's top
   const text = lines.join("<br>");
@@ -683,6 +689,20 @@ function packed(words, joiner, room, font) {
   }
   if (current) lines.push(current);
   return lines;
+}
+
+const NARROW = 600; // px: a chart narrower than this is a phone's, where a legend beside the plot took a third of it
+
+function legendOnTop(layout, data) {
+  // a legend beside the plot (plotly's default place, or x ≥ 1) as a horizontal legend above it, in rows
+  // (plotly pushes the plot down for them): null where the legend is elsewhere or not shown, or where the
+  // plot has panels with titles above them, which it would cover
+  const legend = layout.legend || {};
+  if (layout.showlegend === false || legend.orientation === "h" || (legend.x ?? 1.02) < 1) return null;
+  if ((layout.annotations || []).some((a) => a && a.xref === "paper" && a.yref === "paper" && a.yanchor === "bottom")) return null;
+  const entries = data.filter((trace) => trace.showlegend === true || (trace.showlegend !== false && trace.type !== "heatmap" && trace.name));
+  if (entries.length < 2 && layout.showlegend !== true) return null;
+  return Object.assign({}, legend, { orientation: "h", x: 0, xanchor: "left", y: 1, yanchor: "bottom" });
 }
 
 function legendRowsAbove(figure, width, fontSize, family) {
