@@ -1,5 +1,5 @@
-"""A chart follows its box's width (ui/components/chart/chart.js: a ResizeObserver, whose first report is the
-width the chart was drawn at): a narrower or wider window redraws it to the new width, in Debian's chromium."""
+"""A chart follows its box's width (ui/components/chart/chart.js: a ResizeObserver on its box): a narrower or
+wider window redraws it to the new width, in Debian's chromium."""
 
 from __future__ import annotations
 

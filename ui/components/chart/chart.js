@@ -429,15 +429,11 @@ function createView(parent) {
       view.send("click", { points });
     });
     if (resizing) return;
-    // the box's width as the observer reports it (its first report is the width drawn at), not read here:
-    // reading a width after a drawing made the browser lay the page out again for each new chart
-    let width = null;
-    resizing = new ResizeObserver((entries) => {
-      const now = entries[entries.length - 1].contentRect.width;
+    let width = box.clientWidth;
+    resizing = new ResizeObserver(() => {
       if (view.hidden) return; // no width while hidden: the drawing keeps its own until the chart is shown
-      if (width === null) width = now;
-      else if (now !== width && view.shown !== null && view.wanted && view.wanted.width !== "content") {
-        width = now;
+      if (box.clientWidth !== width && view.shown !== null && view.wanted && view.wanted.width !== "content") {
+        width = box.clientWidth;
         Plotly.Plots.resize(gd);
       }
     });
