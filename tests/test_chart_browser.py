@@ -75,45 +75,57 @@ def server_stopped():
         os.kill(server_pid[-1], signal.SIGCONT)
 
 
-def test_the_charts_draw_with_the_cartesian_bundle_and_never_fetch_streamlits_chunk(server, browser):
-    """A new visitor's browser evaluates 1.5 MB of plotly.js, not 4.7 MB: the bundle served at app/static/,
-    the plotly package's own version, with every trace type the app draws."""
+@pytest.fixture(scope="module")
+def first_visit(server, browser):
+    """A new visitor's first visit to the Attention page, then one toggle (scaling off), read once for the
+    two tests below: the files the browser fetched (plotly.js, the components' code), what came over the
+    websocket, and what the page held once loaded and once the toggle's rerun had settled."""
     with browser.new_context(viewport=WINDOW) as context:
         page = context.new_page()
-        answers = []
-        page.on("response", lambda r: answers.append((r.url, r.status, r.headers.get("content-type", ""))) if "lotly" in r.url else None)
-        page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
-        page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
-        settle(page)
-        assert [(url.split("/app/static/")[-1], status) for url, status, _ in answers] == [(f"plotly-cartesian-{assets.plotly_version()}.min.js", 200)]
-        assert "javascript" in answers[0][2]
-        assert page.evaluate("() => Plotly.version") == assets.plotly_version()
-        assert set(TRACES) <= set(page.evaluate("() => Object.keys(Plotly.PlotSchema.get().traces)"))
-        assert charts_drawn(page) >= 7
-
-
-def test_the_components_code_is_fetched_once_from_app_static_and_never_sent_with_an_element(server, browser):
-    """Each chart's message carried the 45 KB of the chart component's code (ui/assets.py): now
-    the page imports it once from app/static/, and a toggle's messages hold figures, not code."""
-    with browser.new_context(viewport=WINDOW) as context:
-        page = context.new_page()
-        answers, frames = [], []
-        code = lambda r: (r.url.split("/app/static/")[-1], r.status, r.headers.get("content-type", ""))  # noqa: E731
-        page.on("response", lambda r: answers.append(code(r)) if "/app/static/av-" in r.url else None)
+        plotly, code, frames = [], [], []
+        answer = lambda r: (r.url.split("/app/static/")[-1], r.status, r.headers.get("content-type", ""))  # noqa: E731
+        page.on("response", lambda r: plotly.append(answer(r)) if "lotly" in r.url else code.append(answer(r)) if "/app/static/av-" in r.url else None)
         page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload if isinstance(payload, bytes) else payload.encode())))
         page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
         page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
         settle(page)
+        loaded = dict(
+            plotly=list(plotly),
+            version=page.evaluate("() => Plotly.version"),
+            traces=page.evaluate("() => Object.keys(Plotly.PlotSchema.get().traces)"),
+            drawn=charts_drawn(page),
+        )
         page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
         page.wait_for_function("() => location.search.includes('scale=0')", timeout=30_000)
         settle(page)
-        names = sorted(name for name, _, _ in answers)
-        assert names == sorted([assets.file_name("av-chart"), assets.file_name("av-head-view")]), answers  # each once
-        assert all(status == 200 and "javascript" in kind for _, status, kind in answers), answers
-        assert charts_drawn(page) >= 7
-        received = b"".join(frames)
-        assert b"Plotly.react" not in received and b"function saveFile(" not in received  # no component code in any message
-        assert b'"version"' in received  # the charts' data did come this way
+        toggled = dict(code=list(code), frames=b"".join(frames), drawn=charts_drawn(page))
+    return dict(loaded=loaded, toggled=toggled)
+
+
+def test_the_charts_draw_with_the_cartesian_bundle_and_never_fetch_streamlits_chunk(first_visit):
+    """A new visitor's browser evaluates 1.5 MB of plotly.js, not 4.7 MB: the bundle served at app/static/,
+    the plotly package's own version, with every trace type the app draws."""
+    loaded = first_visit["loaded"]
+    answers = loaded["plotly"]
+    assert [(url, status) for url, status, _ in answers] == [(f"plotly-cartesian-{assets.plotly_version()}.min.js", 200)]
+    assert "javascript" in answers[0][2]
+    assert loaded["version"] == assets.plotly_version()
+    assert set(TRACES) <= set(loaded["traces"])
+    assert loaded["drawn"] >= 7
+
+
+def test_the_components_code_is_fetched_once_from_app_static_and_never_sent_with_an_element(first_visit):
+    """Each chart's message carried the 45 KB of the chart component's code (ui/assets.py): now
+    the page imports it once from app/static/, and a toggle's messages hold figures, not code."""
+    toggled = first_visit["toggled"]
+    answers = toggled["code"]
+    names = sorted(name for name, _, _ in answers)
+    assert names == sorted([assets.file_name("av-chart"), assets.file_name("av-head-view")]), answers  # each once
+    assert all(status == 200 and "javascript" in kind for _, status, kind in answers), answers
+    assert toggled["drawn"] >= 7
+    received = toggled["frames"]
+    assert b"Plotly.react" not in received and b"function saveFile(" not in received  # no component code in any message
+    assert b'"version"' in received  # the charts' data did come this way
 
 
 def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server, browser):
