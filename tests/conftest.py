@@ -200,6 +200,15 @@ def chromium():
             browser.close()
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """One chromium for a test module (launching one costs about a second of CPU). Each test opens its own
+    context, `with browser.new_context(...) as context:`, so its own cookies, storage and Streamlit
+    sessions, closed at the end of the block."""
+    with chromium() as browser:
+        yield browser
+
+
 QUIET = """(ms) => {
   // the page is settled when the script has run to its end, no status widget shows, and nothing in the
   // page has changed for `ms` milliseconds (a rerun that is about to start changes the run state first)

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import pytest
 from playwright.sync_api import expect
 
-from conftest import chromium, server_pid, settle
+from conftest import server_pid, settle
 from test_plotly_js import TRACES
 from ui import assets
 
@@ -44,9 +44,12 @@ def camera_download(page, plot) -> str:
     return download.value.suggested_filename
 
 
-def open_attention(browser, server):
-    """A page of `browser` at 1440 × 900 on the Attention page of one short sentence, its first chart drawn."""
-    page = browser.new_page(viewport={"width": 1440, "height": 900})
+WINDOW = {"width": 1440, "height": 900}
+
+
+def open_attention(context, server):
+    """A page of `context` (its window 1440 × 900) on the Attention page of one short sentence, its first chart drawn."""
+    page = context.new_page()
     page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
     page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
     settle(page)
@@ -72,50 +75,62 @@ def server_stopped():
         os.kill(server_pid[-1], signal.SIGCONT)
 
 
-def test_the_charts_draw_with_the_cartesian_bundle_and_never_fetch_streamlits_chunk(server):
-    """A new visitor's browser evaluates 1.5 MB of plotly.js, not 4.7 MB: the bundle served at app/static/,
-    the plotly package's own version, with every trace type the app draws."""
-    with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        answers = []
-        page.on("response", lambda r: answers.append((r.url, r.status, r.headers.get("content-type", ""))) if "lotly" in r.url else None)
-        page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
-        page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
-        settle(page)
-        assert [(url.split("/app/static/")[-1], status) for url, status, _ in answers] == [(f"plotly-cartesian-{assets.plotly_version()}.min.js", 200)]
-        assert "javascript" in answers[0][2]
-        assert page.evaluate("() => Plotly.version") == assets.plotly_version()
-        assert set(TRACES) <= set(page.evaluate("() => Object.keys(Plotly.PlotSchema.get().traces)"))
-        assert charts_drawn(page) >= 7
-
-
-def test_the_components_code_is_fetched_once_from_app_static_and_never_sent_with_an_element(server):
-    """Each chart's message carried the 45 KB of the chart component's code (ui/assets.py): now
-    the page imports it once from app/static/, and a toggle's messages hold figures, not code."""
-    with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        answers, frames = [], []
-        code = lambda r: (r.url.split("/app/static/")[-1], r.status, r.headers.get("content-type", ""))  # noqa: E731
-        page.on("response", lambda r: answers.append(code(r)) if "/app/static/av-" in r.url else None)
+@pytest.fixture(scope="module")
+def first_visit(server, browser):
+    """A new visitor's first visit to the Attention page, then one toggle (scaling off), read once for the
+    two tests below: the files the browser fetched (plotly.js, the components' code), what came over the
+    websocket, and what the page held once loaded and once the toggle's rerun had settled."""
+    with browser.new_context(viewport=WINDOW) as context:
+        page = context.new_page()
+        plotly, code, frames = [], [], []
+        answer = lambda r: (r.url.split("/app/static/")[-1], r.status, r.headers.get("content-type", ""))  # noqa: E731
+        page.on("response", lambda r: plotly.append(answer(r)) if "lotly" in r.url else code.append(answer(r)) if "/app/static/av-" in r.url else None)
         page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload if isinstance(payload, bytes) else payload.encode())))
         page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
         page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
         settle(page)
+        loaded = dict(
+            plotly=list(plotly),
+            version=page.evaluate("() => Plotly.version"),
+            traces=page.evaluate("() => Object.keys(Plotly.PlotSchema.get().traces)"),
+            drawn=charts_drawn(page),
+        )
         page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
         page.wait_for_function("() => location.search.includes('scale=0')", timeout=30_000)
         settle(page)
-        names = sorted(name for name, _, _ in answers)
-        assert names == sorted([assets.file_name("av-chart"), assets.file_name("av-head-view")]), answers  # each once
-        assert all(status == 200 and "javascript" in kind for _, status, kind in answers), answers
-        assert charts_drawn(page) >= 7
-        received = b"".join(frames)
-        assert b"Plotly.react" not in received and b"function saveFile(" not in received  # no component code in any message
-        assert b'"version"' in received  # the charts' data did come this way
+        toggled = dict(code=list(code), frames=b"".join(frames), drawn=charts_drawn(page))
+    return dict(loaded=loaded, toggled=toggled)
 
 
-def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
-    with chromium() as browser:
-        page = open_attention(browser, server)
+def test_the_charts_draw_with_the_cartesian_bundle_and_never_fetch_streamlits_chunk(first_visit):
+    """A new visitor's browser evaluates 1.5 MB of plotly.js, not 4.7 MB: the bundle served at app/static/,
+    the plotly package's own version, with every trace type the app draws."""
+    loaded = first_visit["loaded"]
+    answers = loaded["plotly"]
+    assert [(url, status) for url, status, _ in answers] == [(f"plotly-cartesian-{assets.plotly_version()}.min.js", 200)]
+    assert "javascript" in answers[0][2]
+    assert loaded["version"] == assets.plotly_version()
+    assert set(TRACES) <= set(loaded["traces"])
+    assert loaded["drawn"] >= 7
+
+
+def test_the_components_code_is_fetched_once_from_app_static_and_never_sent_with_an_element(first_visit):
+    """Each chart's message carried the 45 KB of the chart component's code (ui/assets.py): now
+    the page imports it once from app/static/, and a toggle's messages hold figures, not code."""
+    toggled = first_visit["toggled"]
+    answers = toggled["code"]
+    names = sorted(name for name, _, _ in answers)
+    assert names == sorted([assets.file_name("av-chart"), assets.file_name("av-head-view")]), answers  # each once
+    assert all(status == 200 and "javascript" in kind for _, status, kind in answers), answers
+    assert toggled["drawn"] >= 7
+    received = toggled["frames"]
+    assert b"Plotly.react" not in received and b"function saveFile(" not in received  # no component code in any message
+    assert b'"version"' in received  # the charts' data did come this way
+
+
+def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server, browser):
+    with browser.new_context(viewport=WINDOW) as context:
+        page = open_attention(context, server)
         boxes = page.locator(".av-chart:not(.av-chart-hidden)").count()  # not the hidden charts of heads 1 to 3
         assert boxes >= 7  # stages, scaling pair, row statistics, value step, output step, overview
         # the charts below the window are drawn when the browser is idle: none stays blank
@@ -173,12 +188,12 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server):
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 
-def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_figure_agrees(server):
+def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_figure_agrees(server, browser):
     """With the server stopped, a click on the scaling toggle, a key on the temperature slider, a hidden key
     and a click on the mask's pills redraw the first layer's stages in the browser (ui/components/chart/live.js); once the server runs again, its own
     figure replaces them: the same values and the same titles."""
-    with chromium() as browser:
-        page = open_attention(browser, server)
+    with browser.new_context(viewport=WINDOW) as context:
+        page = open_attention(context, server)
         panel, titles, view = first_stages(page)
         opacity = lambda selector: float(page.evaluate(f"() => getComputedStyle(document.querySelector('{selector}')).opacity"))  # noqa: E731
         formulas_opacity = lambda: opacity(".st-key-av_formulas")  # noqa: E731
@@ -231,14 +246,14 @@ BOX = "…or find one in any sentence"  # the "Hide key tokens" box, under the t
 TOKEN_PILLS = ".st-key-w_hide_here button[aria-pressed]"  # one a position, in order
 
 
-def test_a_tokens_pill_hides_it_at_once_and_the_box_and_the_servers_figure_agree(server):
+def test_a_tokens_pill_hides_it_at_once_and_the_box_and_the_servers_figure_agree(server, browser):
     """With the server stopped, a click on a token's pill redraws the stages without that key, a second
     click brings it back, a third pill adds another. Once the server runs again, the box lists both
     tokens and the server's figure has the browser's values and titles. Then, the server stopped again,
     a token taken out of the box (the control touched last) is what the browser draws, not the pills
     (which show the server's choice until its rerun)."""
-    with chromium() as browser:
-        page = open_attention(browser, server)
+    with browser.new_context(viewport=WINDOW) as context:
+        page = open_attention(context, server)
         panel, titles, view = first_stages(page)
         pills = page.locator(TOKEN_PILLS)
         assert pills.all_inner_texts() == ["the", "cat", "sat", "on", "the\u200b", "mat", "."]  # the sentence, a repeat told apart
@@ -286,13 +301,13 @@ SENDS_AND_DRAWS = """() => {
 
 
 @pytest.mark.parametrize("control", ["scaling", "mask"])
-def test_a_controls_new_value_leaves_for_the_server_before_the_browser_draws_ahead(server, control):
+def test_a_controls_new_value_leaves_for_the_server_before_the_browser_draws_ahead(server, browser, control):
     """The browser draws the stages ahead of the server's rerun (live.js), but only once Streamlit has sent
     the control's new value: the rerun then runs while the browser draws, not after (at 16 tokens the
     drawing takes 100 ms of this machine's main thread, which the rerun used to wait for). The server's
     figure, which draws the same, then takes the chart's place without drawing it again."""
-    with chromium() as browser:
-        page = open_attention(browser, server)
+    with browser.new_context(viewport=WINDOW) as context:
+        page = open_attention(context, server)
         page.evaluate(SENDS_AND_DRAWS)
         page.locator(STAGES).first.evaluate("gd => { gd.__drawings = 0; gd.on('plotly_afterplot', () => gd.__drawings++); }")
         view = "document.querySelector('.av-chart').__chart"
@@ -310,13 +325,13 @@ def test_a_controls_new_value_leaves_for_the_server_before_the_browser_draws_ahe
         assert page.locator(STAGES).first.evaluate("gd => gd.__drawings") == 1  # drawn ahead, then not again
 
 
-def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_agrees(server):
+def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_agrees(server, browser):
     """With the server stopped, a click on head 2's pill shows head 2's stages, drawn in the browser from
     head 0's figure and head 2's raw scores (its placeholder); a click on head 0's pill hides head 0's. Once
     the server runs again, its figure of head 2 takes the same element without drawing it again: the same
     values and titles."""
-    with chromium() as browser:
-        page = open_attention(browser, server)
+    with browser.new_context(viewport=WINDOW) as context:
+        page = open_attention(context, server)
         stages_of = "(head) => document.querySelector(`[class*=st-key-av_head_box_H${head}] .av-chart`)"
         shown = lambda head: page.evaluate(f"(({stages_of})({head})?.getBoundingClientRect().height || 0) > 0")  # noqa: E731
         title = lambda head: page.evaluate(f"({stages_of})({head}).querySelector('.js-plotly-plot')?.layout.title.text")  # noqa: E731
@@ -360,12 +375,12 @@ def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_a
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 
-def test_a_head_clicked_off_and_on_again_is_shown_as_it_was_drawn(server):
+def test_a_head_clicked_off_and_on_again_is_shown_as_it_was_drawn(server, browser):
     """In a later layer (which the browser cannot draw ahead), a head's pill clicked off hides its stages
     and keeps their drawing; clicked on again, the server's figure is the same, and the chart is shown
     without being drawn again: the same plot, no plotly redraw."""
-    with chromium() as browser:
-        page = open_attention(browser, server)
+    with browser.new_context(viewport=WINDOW) as context:
+        page = open_attention(context, server)
         thumb = page.locator("[data-testid=stSlider]").filter(has_text="Layer").get_by_role("slider")
         thumb.focus()
         thumb.press("ArrowRight")
@@ -392,11 +407,11 @@ def test_a_head_clicked_off_and_on_again_is_shown_as_it_was_drawn(server):
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 
-def test_a_chart_drawn_ahead_that_leaves_the_page_leaves_nothing_faded(server):
+def test_a_chart_drawn_ahead_that_leaves_the_page_leaves_nothing_faded(server, browser):
     """The fades belong to charts in the page: once a chart drawn ahead is gone (another page, another
     layer), the next click finds no chart ahead, and the formulas and badge are no longer faded."""
-    with chromium() as browser:
-        page = open_attention(browser, server)
+    with browser.new_context(viewport=WINDOW) as context:
+        page = open_attention(context, server)
         classes = "() => document.documentElement.className"
         with server_stopped():
             page.locator("[data-testid=stCheckbox]").filter(has_text="Scale by").locator("label").first.click()
@@ -416,7 +431,7 @@ def stages_figure(text: str):
     return attention_page(settings, run_model(model, settings.sentences, settings.display), model=model).figures["stages-L0-H0"]
 
 
-def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server, tmp_path):
+def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server, browser, tmp_path):
     """PNG and SVG rendered by plotly.js in the page, at the server export's size; HTML and CSV made by the
     server when clicked and sent once with the chart's data: the chart is not redrawn, and a reload saves
     nothing again."""
@@ -433,8 +448,8 @@ def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server,
     text = "The cat sat on the mat."
     fig = stages_figure(text)
     width, height = fig["layout"].get("width") or 1280, fig["layout"].get("height") or 720
-    with chromium() as browser:
-        page = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True).new_page()
+    with browser.new_context(viewport=WINDOW, accept_downloads=True) as context:
+        page = context.new_page()
         page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
         page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
         settle(page)
@@ -486,7 +501,7 @@ def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server,
         assert saved_again == []  # the file went with one rerun's data only, and was saved once
 
 
-def test_a_hover_text_sent_as_rows_and_columns_and_values_sent_as_digits_are_unpacked_before_plotly_draws(server):
+def test_a_hover_text_sent_as_rows_and_columns_and_values_sent_as_digits_are_unpacked_before_plotly_draws(server, browser):
     """The value step's hover texts per cell go as their row and column parts, the output step's W_O (128 ×
     128) as 4 significant digits (ui/figures.py, browser_json): chart.js unpacks them, so plotly holds the
     figure's own text per cell, the hover names the token, and W_O holds the values Python decodes."""
@@ -506,8 +521,8 @@ def test_a_hover_text_sent_as_rows_and_columns_and_values_sent_as_digits_are_unp
     figures = attention_page(settings, run_model(model, settings.sentences, settings.display), model=model).figures
     fig, output_step = figures["value-step-L0-H0"], figures["output-step-L0"]
     w_o = decode(next(t for t in join_text(json.loads(browser_json(output_step)))["data"] if t["name"] == "W_O")["z"])
-    with chromium() as browser:
-        page = open_attention(browser, server)
+    with browser.new_context(viewport=WINDOW) as context:
+        page = open_attention(context, server)
         chart = page.locator(".av-chart").filter(has_text="z = pattern · V").locator(".js-plotly-plot")
         chart.scroll_into_view_if_needed()
         chart.locator(".main-svg").first.wait_for(timeout=30_000)

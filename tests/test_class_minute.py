@@ -1,18 +1,22 @@
-"""A class's first minute: thirty students open the app's pages at the same moment on a fresh server.
+"""A class's first minute: students open the app's pages at the same moment on a fresh server.
 
 The server has just answered its health check; its start-up thread (app.py) is still importing the page
-layer, and no model is loaded yet. Thirty browser contexts of one chromium then open every page of
-`ui.PAGES` at once, each with its own sentence and a model in the link (the toy, the bidirectional toy,
-MiniLM), so that several sessions make the same first-use imports (transformers, tokenizers) in the
+layer, and no model is loaded yet. One browser context per student, all of one chromium, then opens every
+page of `ui.PAGES` at once, each with its own sentence and a model in the link (the toy, the bidirectional
+toy, MiniLM), so that several sessions make the same first-use imports (transformers, tokenizers) in the
 same second. That is the race model/imports.py's LOCK closes: without it, transformers' lazy module
 answered one of the sessions "cannot import name 'AutoTokenizer'".
+
+`make test` opens one context per page: thirteen sessions at once, every one importing `tokenizers` for
+the toys' BPE and four of them `transformers` for MiniLM. `make bench` (`-m bench`) opens thirty, the
+lighter pages two or three times.
 
 Every page must settle with no error box, no "could not be drawn" and its own sentence in its text box,
 and the server's log must hold no traceback.
 
-What it costs: the server's thirty runs take 17-18 s of CPU; chromium's thirty frontends take the rest
-(157 s with reduced motion, whose skeletons and spinners do not animate while they wait; 223 s without).
-The lighter pages are the ones opened twice.
+What a class of thirty costs: the server's thirty runs take 17-18 s of CPU; chromium's thirty frontends
+take the rest (157 s with reduced motion, whose skeletons and spinners do not animate while they wait;
+223 s without). Thirteen take 45 % of it.
 """
 
 import asyncio
@@ -28,7 +32,7 @@ from conftest import BROWSER_ARGS, CHROMIUM, QUIET, streamlit_server
 from ui import PAGES
 
 pytestmark = pytest.mark.browser
-N_CONTEXTS = 30
+CLASS = 30  # `make bench`: a class
 MODELS = ("toy", "toy-bidirectional", "minilm")
 NOUNS = ("cat", "dog", "bird", "horse", "cow", "king", "queen", "doctor", "farmer", "woman")
 ERRORS = "[data-testid=stException], [data-testid=stAlertContentError]"
@@ -47,12 +51,12 @@ def url_path(script: str) -> str:
 LIGHT = ("Home", "Tokens", "Positional encoding", "Embeddings", "Train", "Lessons", "Scaling lab")  # few charts in view
 
 
-def visits() -> list[dict]:
-    """Thirty (page, model, sentence) visits: every page once, then the lighter pages again, the three
+def visits(students: int) -> list[dict]:
+    """`students` (page, model, sentence) visits: every page once, then the lighter pages again, the three
     models in turn, no two sentences alike."""
     light = [page for page in PAGES if page[1] in LIGHT]
     out = []
-    for i in range(N_CONTEXTS):
+    for i in range(students):
         script, label, _ = PAGES[i] if i < len(PAGES) else light[(i - len(PAGES)) % len(light)]
         model = MODELS[i % len(MODELS)]
         text = f"the {NOUNS[i % len(NOUNS)]} sat on the {('mat', 'bank', 'river')[i // len(NOUNS)]} ."
@@ -128,7 +132,7 @@ def cpu_of_descendants(root: int) -> float:
     return sum(cpu for pid, cpu in seconds.items() if pid != root and below(pid))
 
 
-async def open_all(base: str, server_pid: int) -> list[dict]:
+async def open_all(base: str, server_pid: int, students: int) -> list[dict]:
     """One chromium, one context per visit, made first; then every visit's page asked for at once."""
     from playwright.async_api import async_playwright
 
@@ -136,9 +140,9 @@ async def open_all(base: str, server_pid: int) -> list[dict]:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
         try:
             # reduced motion: the placeholders of thirty waiting pages do not animate (a third of chromium's CPU)
-            contexts = await asyncio.gather(*(browser.new_context(viewport=VIEWPORT, reduced_motion="reduce") for _ in range(N_CONTEXTS)))
+            contexts = await asyncio.gather(*(browser.new_context(viewport=VIEWPORT, reduced_motion="reduce") for _ in range(students)))
             pages = await asyncio.gather(*(context.new_page() for context in contexts))
-            results = await asyncio.gather(*(visit_page(page, base, visit) for page, visit in zip(pages, visits())))
+            results = await asyncio.gather(*(visit_page(page, base, visit) for page, visit in zip(pages, visits(students))))
             CPU["browser and server"] = cpu_of_descendants(os.getpid())  # before the browser's processes end
             CPU["server"] = cpu_of_descendants(server_pid) + cpu_of(server_pid)
             return results
@@ -146,10 +150,11 @@ async def open_all(base: str, server_pid: int) -> list[dict]:
             await browser.close()
 
 
-def test_thirty_students_open_every_page_at_once_on_a_fresh_server():
+@pytest.mark.parametrize("students", [pytest.param(len(PAGES), id="every-page-once"), pytest.param(CLASS, id="thirty", marks=pytest.mark.bench)])
+def test_students_open_every_page_at_once_on_a_fresh_server(students):
     with streamlit_server("app.py") as (url, process):
         began = time.monotonic()
-        results = asyncio.run(open_all(url, process.pid))
+        results = asyncio.run(open_all(url, process.pid, students))
         wall = time.monotonic() - began
         log = open(f"/proc/{process.pid}/fd/1", errors="replace").read()  # the server's stdout and stderr
     for r in results:

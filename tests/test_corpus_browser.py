@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from conftest import chromium, settle
+from conftest import settle
 from model import load_model
 from model.corpus_heads import heldout_sentences
 from model.heads import corpus_summary
@@ -15,10 +15,10 @@ pytestmark = pytest.mark.browser
 BARS = ".st-key-chart_top-examples g.trace.bars g.point path"
 
 
-def test_a_click_on_an_example_opens_it_on_the_attention_page(server):
+def test_a_click_on_an_example_opens_it_on_the_attention_page(server, browser):
     sentence, query, key, weight = corpus_summary(load_model("toy"), heldout_sentences(), top=20).top_examples(1, 2)[2]
-    with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
+    with browser.new_context(viewport={"width": 1440, "height": 900}) as context:
+        page = context.new_page()
         page.goto(f"{server}/Corpus?corpus=held-out&layer=1&heads=2")
         page.locator("h1").first.wait_for(timeout=120_000)
         settle(page, timeout=180_000)
@@ -37,10 +37,9 @@ def test_a_click_on_an_example_opens_it_on_the_attention_page(server):
         assert f"gives weight {weight:.4f}" in worked.inner_text()
 
 
-def test_the_tables_link_opens_the_example_in_a_new_tab(server):
+def test_the_tables_link_opens_the_example_in_a_new_tab(server, browser):
     sentence, query, key, weight = corpus_summary(load_model("toy"), heldout_sentences(), top=20).top_examples(1, 2)[0]
-    with chromium() as browser:
-        context = browser.new_context(viewport={"width": 1440, "height": 900})
+    with browser.new_context(viewport={"width": 1440, "height": 900}) as context:
         page = context.new_page()
         page.goto(f"{server}/Corpus?corpus=held-out&layer=1&heads=2")
         page.locator("h1").first.wait_for(timeout=120_000)

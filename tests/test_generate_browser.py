@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from conftest import chromium, settle
+from conftest import settle
 from ui.generate import TICK_S
 
 pytestmark = pytest.mark.browser
@@ -24,8 +24,8 @@ RECORD = f"""() => {{  // every step shown, in turn
 }}"""
 
 
-def open_generate(browser, server, query: str):
-    page = browser.new_page(viewport={"width": 1440, "height": 900})
+def open_generate(context, server, query: str):
+    page = context.new_page()
     page.goto(f"{server}/Generate?{query}")
     page.locator("h1").first.wait_for(timeout=120_000)
     page.locator(STEP).wait_for(timeout=180_000)  # the page's run has drawn the step controls (a click before would be lost)
@@ -39,9 +39,9 @@ def shown_step(page) -> int:
     return int(page.evaluate(SHOWN))
 
 
-def test_the_arrow_keys_step_through_the_run(server):
-    with chromium() as browser:
-        page = open_generate(browser, server, "gen_n=6")
+def test_the_arrow_keys_step_through_the_run(server, browser):
+    with browser.new_context(viewport={"width": 1440, "height": 900}) as context:
+        page = open_generate(context, server, "gen_n=6")
         caption = page.locator("text=/Step \\d of 6 read/").first
         assert caption.inner_text().startswith("Step 1 of 6 read")
         page.evaluate("() => document.querySelectorAll('.av-chart').forEach((chart, i) => { chart.dataset.mark = i; })")
@@ -61,10 +61,10 @@ def test_the_arrow_keys_step_through_the_run(server):
         assert slider.get_attribute("aria-valuetext").startswith("2 · ")
 
 
-def test_play_steps_to_the_end_and_pause_stops_it(server):
+def test_play_steps_to_the_end_and_pause_stops_it(server, browser):
     n = 5
-    with chromium() as browser:
-        page = open_generate(browser, server, f"gen_n={n}&step=1")
+    with browser.new_context(viewport={"width": 1440, "height": 900}) as context:
+        page = open_generate(context, server, f"gen_n={n}&step=1")
         play = page.get_by_role("button", name=re.compile("^(play_arrow|pause)?\\s*(Play|Pause)$"))
         page.evaluate(RECORD)
         play.click()
@@ -107,11 +107,11 @@ def overlap(a, b) -> bool:
 
 
 @pytest.mark.parametrize("width, height", [(390, 844), (1440, 900)])
-def test_the_token_strip_labels_never_overlap(server, width, height):
+def test_the_token_strip_labels_never_overlap(server, browser, width, height):
     """Each label inside its own token's box, none over another; on a wide screen every token is labelled,
     on a phone most are (the others on hover)."""
-    with chromium() as browser:
-        page = browser.new_page(viewport={"width": width, "height": height})
+    with browser.new_context(viewport={"width": width, "height": height}) as context:
+        page = context.new_page()
         page.goto(f"{server}/Generate?gen_n=16&step=15")
         page.locator("h1").first.wait_for(timeout=120_000)
         settle(page, timeout=180_000)

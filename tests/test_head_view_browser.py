@@ -15,7 +15,7 @@ from PIL import Image
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from conftest import chromium, settle, streamlit_server, toy_labels, toy_tokens
+from conftest import settle, streamlit_server, toy_labels, toy_tokens
 from model import load_model
 from model.words import word_groups, word_pattern
 
@@ -28,12 +28,6 @@ HEADS = [0, 1, 2, 3]
 def app_url():
     with streamlit_server("tests/apps/head_view_app.py", "--server.enableStaticServing", "false") as (url, _):
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from pypdf import PdfReader
 
-from conftest import chromium, settle
+from conftest import settle
 
 pytestmark = pytest.mark.browser
 AT_TOP = "(i) => Math.abs(document.querySelectorAll('.av-chart:not(.av-chart-hidden)')[i].getBoundingClientRect().y) <= 80"
@@ -23,12 +23,6 @@ SCROLL_ENDED = """async (chart) => {
     last = y;
   }
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture(scope="module")

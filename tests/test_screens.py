@@ -4,7 +4,7 @@ title fits its figure and stays clear of the legend (plotly cuts a long title: c
 
 import pytest
 
-from conftest import chromium, settle
+from conftest import settle
 from ui import PAGES
 
 pytestmark = pytest.mark.browser
@@ -57,10 +57,10 @@ TITLES = """() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)
 
 
 @pytest.mark.parametrize("screen", SCREENS)
-def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, screen):
+def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, browser, screen):
     width, height = SCREENS[screen]
-    with chromium() as browser:
-        page = browser.new_page(viewport={"width": width, "height": height})
+    with browser.new_context(viewport={"width": width, "height": height}) as context:
+        page = context.new_page()
         formulas_seen = 0
         for path, label, _ in PAGES:
             slug = "" if path == "home.py" else path.split("_", 1)[1].removesuffix(".py")
