@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import chromium, settle
+from conftest import settle
 
 pytestmark = pytest.mark.browser
 
@@ -21,9 +21,9 @@ CURVES = """() => {
 
 
 @pytest.mark.parametrize("width", [390, 1440])
-def test_a_legend_beside_the_plot_goes_above_it_on_a_phone(server, width):
-    with chromium() as browser:
-        page = browser.new_page(viewport={"width": width, "height": 900})
+def test_a_legend_beside_the_plot_goes_above_it_on_a_phone(server, browser, width):
+    with browser.new_context(viewport={"width": width, "height": 900}) as context:
+        page = context.new_page()
         page.goto(f"{server}/Positional_encoding")
         page.locator("h1").first.wait_for(timeout=120_000)
         settle(page, timeout=180_000)
