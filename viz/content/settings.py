@@ -1,8 +1,8 @@
 """What a view shows, as plain data: the settings of every page, their URL round trip, and how
 attention is displayed. No streamlit here: the app, the command line and the benchmark share it.
 
-Field names are full words (`sentence`, `temperature`, `embedding_layer`); the short keys of the
-first version (`sent`, `temp`, `elayer`) survive only in the URL, so old links still work.
+Field names are full words (`sentence`, `temperature`, `embedding_layer`); the URL keeps its short keys
+(`sent`, `temp`, `elayer`), so every link ever shared still works.
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def run_model(model, texts, display: AttentionDisplay):
 
 # ---------------------------------------------------------------------------------- the URL
 
-URL_KEYS = {  # field → key in the query string (unchanged since the first version)
+URL_KEYS = {  # field → key in the query string (never changed: shared links keep working)
     "text": "text",
     "model": "model",
     "tokenizer": "tok",
@@ -249,8 +249,8 @@ def _int_list(value: str) -> tuple[int, ...]:
 
 
 def _pair_list(value: str, old_form: bool = False) -> tuple:
-    """ "1.2,0.3" → ((0, 3), (1, 2)). With `old_form`, a plain number (a hidden position of the
-    first version's links, hidden in every sentence) is kept as an int, for `from_query` to spread."""
+    """ "1.2,0.3" → ((0, 3), (1, 2)). With `old_form`, a plain number (a hidden position in the links'
+    older form, hidden in every sentence) is kept as an int, for `from_query` to spread."""
     if value.strip() == "":
         return ()
     items = set()
@@ -285,7 +285,7 @@ def follow_edit(before: Settings, after: Settings) -> tuple[Settings, list[str]]
 
 
 def _spread_old_hidden(hidden: tuple, text: str) -> tuple[tuple[tuple[int, int], ...], str | None]:
-    """A link of the first version hid a position in every sentence ("hide=5"): hide it in each
+    """A link in the older form hid a position in every sentence ("hide=5"): hide it in each
     sentence of the link's text, so the view is the same, and say so."""
     positions = [item for item in hidden if isinstance(item, int)]
     if not positions:
