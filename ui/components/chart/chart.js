@@ -601,6 +601,11 @@ function fitTheWidth(figure, width, height) {
   return added;
 }
 
+function isPanelTitle(a) {
+  // make_subplots' title of a panel: an annotation centred above it, in the figure's paper coordinates
+  return a && a.xref === "paper" && a.yref === "paper" && a.xanchor === "center" && a.yanchor === "bottom" && typeof a.text === "string";
+}
+
 function panelTitlesFitted(layout, width, family) {
   // the titles of the panels (make_subplots' annotations: centred above their panel), each no wider than
   // the space between its neighbours in its row: broken into lines, or in a smaller font (down to 9 px)
@@ -609,16 +614,15 @@ function panelTitlesFitted(layout, width, family) {
   const notes = layout.annotations;
   const none = { height: 0, changed: false, annotations: notes };
   if (!Array.isArray(notes)) return none;
-  const isTitle = (a) => a && a.xref === "paper" && a.yref === "paper" && a.xanchor === "center" && a.yanchor === "bottom" && typeof a.text === "string";
   const rowOf = (a) => Math.round(a.y * 1000); // titles of one row stand at the same height
   const rows = new Map();
-  for (const a of notes.filter(isTitle)) rows.set(rowOf(a), [...(rows.get(rowOf(a)) || []), a]);
+  for (const a of notes.filter(isPanelTitle)) rows.set(rowOf(a), [...(rows.get(rowOf(a)) || []), a]);
   if (![...rows.values()].some((row) => row.length >= 2)) return none;
   const plot = plotWidth(layout, width);
   let height = 0;
   let changed = false;
   const annotations = notes.map((a) => {
-    if (!isTitle(a)) return a;
+    if (!isPanelTitle(a)) return a;
     const row = rows.get(rowOf(a));
     if (row.length < 2) return a;
     const top = a.y >= 0.99;
@@ -695,7 +699,7 @@ function legendOnTop(layout, data) {
   // plot has panels with titles above them, which it would cover
   const legend = layout.legend || {};
   if (layout.showlegend === false || legend.orientation === "h" || (legend.x ?? 1.02) < 1) return null;
-  if ((layout.annotations || []).some((a) => a && a.xref === "paper" && a.yref === "paper" && a.yanchor === "bottom")) return null;
+  if ((layout.annotations || []).some(isPanelTitle)) return null;
   const entries = data.filter((trace) => trace.showlegend === true || (trace.showlegend !== false && trace.type !== "heatmap" && trace.name));
   if (entries.length < 2 && layout.showlegend !== true) return null;
   return Object.assign({}, legend, { orientation: "h", x: 0, xanchor: "left", y: 1, yanchor: "bottom" });
