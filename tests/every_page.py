@@ -63,6 +63,9 @@ def visit_every_page(server: str) -> dict:
             page.goto(f"{server}/{slug(path)}")
             page.locator("h1").first.wait_for(timeout=120_000)
             settle(page, timeout=180_000)
+            # the charts below the window too (they are drawn when scrolled to, and before printing)
+            page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+            settle(page, timeout=180_000)
             axe = None
             if AXE.is_file():
                 page.add_script_tag(path=str(AXE))

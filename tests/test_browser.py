@@ -38,8 +38,8 @@ def svg_texts(locator):
     return locator.evaluate_all("elements => elements.map(e => e.textContent)")
 
 
-IN_WINDOW_DRAWN = (  # every chart shown in the window has drawn its newest figure (those below wait for a scroll)
-    "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)')].filter(b => b.getBoundingClientRect().top < innerHeight)"
+IN_WINDOW_DRAWN = (  # every chart shown in the window has drawn its newest figure (those below, or in a tab not open, wait)
+    "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)')].filter(b => b.checkVisibility() && b.getBoundingClientRect().top < innerHeight)"
     ".every(b => b.querySelector('.main-svg') && !b.classList.contains('av-chart-stale'))"
 )
 TITLED = "(words) => [...document.querySelectorAll('.js-plotly-plot .gtitle')].some(e => e.textContent.includes(words))"

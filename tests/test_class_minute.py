@@ -64,8 +64,8 @@ def visits(students: int) -> list[dict]:
     return out
 
 
-DRAWN = (  # every chart in the window has drawn its newest figure (those below it wait for a scroll)
-    "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)')].filter(b => b.getBoundingClientRect().top < innerHeight)"
+DRAWN = (  # every chart in the window has drawn its newest figure (those below it or in a tab not open wait)
+    "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)')].filter(b => b.checkVisibility() && b.getBoundingClientRect().top < innerHeight)"
     ".every(b => b.querySelector('.main-svg') && !b.classList.contains('av-chart-stale'))"
 )
 LOADING = "[data-testid=stSkeleton], [data-testid=stAppSkeleton]"  # an element whose code is still on its way

@@ -243,7 +243,9 @@ def test_real_app_a_masked_cell_hovers_as_masked_and_its_click_sets_the_worked_e
 
 def test_real_app_overview_tile_opens_its_head_and_scrolls_to_it(server, page):
     open_attention(page, server, text=REAL_TEXT)
-    overview = page.locator(".js-plotly-plot").filter(has_text="attention patterns of every head")
+    overview = page.locator(".st-key-chart_overview-all-heads .av-chart-plot")  # drawn when scrolled to
+    overview.scroll_into_view_if_needed()
+    expect(overview.locator(".gtitle")).to_contain_text("attention patterns of every head", timeout=30_000)
     meta = overview.evaluate("gd => gd.data[0].meta")
     x = 2 * (meta["panel_cols"] + meta["gap"]) + (meta["panel_cols"] - 1) / 2  # layer 1, head 2
     y = 1 * (meta["panel_rows"] + meta["gap"]) + (meta["panel_rows"] - 1) / 2

@@ -34,7 +34,7 @@ def open_page(page, url):
     """`url` loaded and its script run to the end. The status widget alone was not enough: on a server's first
     run it could be checked before it had appeared (seen in CI: the sidebar not drawn yet)."""
     page.goto(url)
-    page.wait_for_selector(".av-chart .main-svg", timeout=90_000)
+    page.wait_for_function("() => document.querySelector('.av-chart')?.__chart?.wanted", timeout=90_000)  # drawn or waiting below the window
     settle(page, quiet=1500)
 
 
@@ -50,6 +50,7 @@ def test_a_printed_page_has_its_figures_and_no_sidebar_or_buttons(server, browse
     assert "toy · layer 0 · head 0 · mask causal" in text  # a figure with its title
     assert "softmax" in text and "key (attended to)" in text  # its panels and axes, not cut off
     assert "Why divide by √d_k?" in text or "Why divide by" in text
+    assert "attention patterns of every head" in text  # the page's last chart: drawn for printing, never scrolled to
     for absent in ("Sentences, one per line", "Softmax temperature", "Presentation mode", "Download all", "Positional encoding\nAttention"):
         assert absent not in text, absent
 

@@ -74,7 +74,8 @@ def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, brows
             assert seen["formulas"] == [], (screen, label, seen)  # a row of formulas wraps (ui.layout.formulas)
             formulas_seen += seen["nFormulas"]
             if label == "Generate":  # its run is computed after the page's first draw
-                page.wait_for_function("() => document.querySelectorAll('.av-chart .main-svg').length >= 5", timeout=120_000)
+                page.wait_for_function("() => [...document.querySelectorAll('.av-chart')].filter((b) => b.__chart?.wanted).length >= 5", timeout=120_000)
+            page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")  # the charts below the window too
             page.wait_for_function(ALL_DRAWN, timeout=60_000)
             titles = page.evaluate(TITLES)
             for title in titles:

@@ -110,21 +110,24 @@ function loadPlotly(source) {
   return plotlyPromise;
 }
 
-const waiting = new Set(); // views never drawn yet, outside the window: drawn in the background, one per task
+// A chart outside the window waits until it comes within 200 px of it (the observer below), and is drawn
+// before printing. Drawing the charts below the window in the background took the main thread for
+// 0.3-0.4 s after a head's pill at a slow laptop's speed, and most of a page's first second.
+const waiting = new Set(); // views never drawn yet, outside the window
 const stale = new Set(); // views drawn before whose newest figure waits until they come near the window
+const unplaced = new Set(); // views whose element is not in the page yet: tried again after the next paint
 let scheduled = false;
 
-function drawTheRestSoon() {
-  // after the next paint (the chart in the window shows first), one waiting chart per task, so that a
-  // click or a key between two drawings is handled at once
-  if (scheduled || !waiting.size) return;
+function placeSoon(view) {
+  unplaced.add(view);
+  if (scheduled) return;
   scheduled = true;
   requestAnimationFrame(() =>
     setTimeout(() => {
       scheduled = false;
-      const next = waiting.values().next().value;
-      if (next) next.draw();
-      drawTheRestSoon();
+      const views = [...unplaced];
+      unplaced.clear();
+      for (const next of views) next.drawIfNear();
     }, 0),
   );
 }
@@ -259,11 +262,9 @@ function createView(parent) {
         box.classList.remove("av-chart-stale");
         return;
       }
-      if (view.visible || (view.shown === null && isNearWindow(box))) view.draw();
-      else if (view.shown === null) {
-        waiting.add(view);
-        drawTheRestSoon();
-      } else {
+      if (view.shown === null) view.drawIfNear();
+      else if (view.visible) view.draw();
+      else {
         // a new figure for a chart outside the window: drawn when it comes near (or for printing), and
         // shown faded until then, so that an old picture is never taken for the new one
         stale.add(view);
@@ -278,10 +279,7 @@ function createView(parent) {
           observer.unobserve(box); // removed from the page: nothing to draw
           liveViews.delete(view);
         }
-        else {
-          waiting.add(view); // not in the page yet: again soon
-          drawTheRestSoon();
-        }
+        else placeSoon(view); // not in the page yet: again soon
         return;
       }
       view.seen = true;
@@ -347,6 +345,13 @@ function createView(parent) {
           }
         });
     },
+  };
+
+  view.drawIfNear = () => {
+    // a chart never drawn: at once if it is near the window (or not in the page yet: draw tries again
+    // after the next paint), else when it comes near
+    if (view.visible || !box.isConnected || isNearWindow(box)) view.draw();
+    else waiting.add(view);
   };
 
   view.drewAhead = (data) => {
@@ -736,6 +741,9 @@ function legendRowsAbove(figure, width, fontSize, family) {
 }
 
 function isNearWindow(element) {
+  // within 200 px of the window, as the observer's rootMargin; an element not laid out (in a part of the
+  // page that is not shown yet) is not
   const rect = element.getBoundingClientRect();
+  if (!rect.width && !rect.height) return false;
   return rect.bottom >= -200 && rect.top <= window.innerHeight + 200;
 }
