@@ -44,6 +44,12 @@ LABEL_FONT = 13  # on screen
 PLACEMENT_FONT = 18  # the print theme's
 MARKER_RADIUS = 8  # px: markers are obstacles too
 NO_SENSE = "no sense given"
+# Where the chart's box is narrower than FIGURE_WIDTH (a tablet's is about 736 px, a phone's 358 px), the
+# browser draws the widest of these that fits, with the labels placed again for it (`_narrower`).
+NARROWER = (
+    dict(width=700, height=FIGURE_HEIGHT, margin=MARGIN),
+    dict(width=340, height=500, margin=dict(l=50, r=12, t=135, b=55)),
+)
 
 
 def label_box_size(text: str, font_size: float = PLACEMENT_FONT) -> tuple[float, float]:
@@ -116,6 +122,25 @@ def _plot_ranges(xs: list[float], ys: list[float], plot_w: float, plot_h: float,
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     half_w, half_h = plot_w / scale / 2, plot_h / scale / 2
     return [cx - half_w, cx + half_w], [cy - half_h, cy + half_h]
+
+
+def _placed(labelled: list[tuple], width: float, height: float, margin: dict, font_size: float = PLACEMENT_FONT) -> tuple[list, list, list]:
+    """For labelled points `(x, y, text, …)` in a figure `width` × `height` px with `margin`: the axis
+    ranges (equal scales, filling the plot area) and each label's offset from its point (`place_labels`)."""
+    plot_w, plot_h = width - margin["l"] - margin["r"], height - margin["t"] - margin["b"]
+    x_range, y_range = _plot_ranges([l[0] for l in labelled], [l[1] for l in labelled], plot_w, plot_h)
+    scale = plot_w / (x_range[1] - x_range[0])  # px per unit, the same on both axes
+    anchors = [((x - x_range[0]) * scale, (y_range[1] - y) * scale) for x, y, *_ in labelled]
+    return list(x_range), list(y_range), place_labels(anchors, [l[2] for l in labelled], plot_w, plot_h, font_size)
+
+
+def _narrower(labelled: list[tuple], n_arrows: int, *, width: int, height: int, margin: dict) -> dict:
+    """The figure's layout patch for a chart `width` px wide (ui/components/chart/chart.js, `narrower`):
+    its size and margins, the axis ranges of the same points in that plot area, and each label's offset
+    placed again for it. The annotations are patched item by item: the arrows (first) keep theirs."""
+    x_range, y_range, offsets = _placed(labelled, width, height, margin)
+    labels = [dict(ax=dx, ay=dy) for dx, dy in offsets]
+    return dict(width=width, height=height, margin=dict(margin), xaxis=dict(range=x_range), yaxis=dict(range=y_range), annotations=[{} for _ in range(n_arrows)] + labels)
 
 
 def _series_key(point: dict) -> tuple[str, str | None]:
@@ -213,46 +238,40 @@ def projection_figure(
         )
 
     layout = _equal_axes(title)
-    plot_w = FIGURE_WIDTH - MARGIN["l"] - MARGIN["r"]
-    plot_h = FIGURE_HEIGHT - MARGIN["t"] - MARGIN["b"]
     labelled = [(float(p["x"]), float(p["y"]), safe_label(p.get("label", "")), p) for p in points]
     labelled += [(c[0], c[1], safe_label(f"centre: {name}"), None) for name, c in centroids.items()]
-    if labelled:
-        x_range, y_range = _plot_ranges([l[0] for l in labelled], [l[1] for l in labelled], plot_w, plot_h)
-        scale = plot_w / (x_range[1] - x_range[0])
-        anchors = [((x - x_range[0]) * scale, (y_range[1] - y) * scale) for x, y, _, _ in labelled]
-        offsets = place_labels(anchors, [l[2] for l in labelled], plot_w, plot_h)
-        for (x, y, text, point), (dx, dy) in zip(labelled, offsets):
-            sense = _series_key(point)[1] if point else None
-            annotations.append(
-                dict(
-                    x=x,
-                    y=y,
-                    xref="x",
-                    yref="y",
-                    text=text,
-                    ax=dx,
-                    ay=dy,
-                    axref="pixel",
-                    ayref="pixel",
-                    showarrow=True,
-                    arrowhead=0,
-                    arrowwidth=0.8,
-                    arrowcolor="rgba(120,120,120,0.7)",
-                    standoff=6,
-                    xanchor="center",
-                    yanchor="middle",
-                    font=dict(size=LABEL_FONT, color=colour.get(sense, "#333333") if point and point.get("group") == "contextual" else "#333333"),
-                    bgcolor="rgba(255,255,255,0.75)",
-                    name="label",
-                )
+    x_range, y_range, offsets = _placed(labelled, FIGURE_WIDTH, FIGURE_HEIGHT, MARGIN)
+    for (x, y, text, point), (dx, dy) in zip(labelled, offsets):
+        sense = _series_key(point)[1] if point else None
+        annotations.append(
+            dict(
+                x=x,
+                y=y,
+                xref="x",
+                yref="y",
+                text=text,
+                ax=dx,
+                ay=dy,
+                axref="pixel",
+                ayref="pixel",
+                showarrow=True,
+                arrowhead=0,
+                arrowwidth=0.8,
+                arrowcolor="rgba(120,120,120,0.7)",
+                standoff=6,
+                xanchor="center",
+                yanchor="middle",
+                font=dict(size=LABEL_FONT, color=colour.get(sense, "#333333") if point and point.get("group") == "contextual" else "#333333"),
+                bgcolor="rgba(255,255,255,0.75)",
+                name="label",
             )
-        layout["xaxis"]["range"], layout["yaxis"]["range"] = list(x_range), list(y_range)
-    if annotations:
-        layout["annotations"] = annotations
+        )
+    layout["xaxis"]["range"], layout["yaxis"]["range"] = x_range, y_range
+    layout["annotations"] = annotations
     layout["legend"].update(orientation="h", yanchor="bottom", y=1.01, x=0, xanchor="left")
     layout["title"].update(y=0.97, yanchor="top")
     layout.update(width=FIGURE_WIDTH, height=FIGURE_HEIGHT, margin=dict(MARGIN))
+    layout["meta"] = dict(narrower=[_narrower(labelled, len(arrows), **size) for size in NARROWER])
     return plain.figure(data, layout)
 
 
