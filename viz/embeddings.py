@@ -139,8 +139,8 @@ def _narrower(labelled: list[tuple], n_arrows: int, *, width: int, height: int, 
     its size and margins, the axis ranges of the same points in that plot area, and each label's offset
     placed again for it. The annotations are patched item by item: the arrows (first) keep theirs."""
     x_range, y_range, offsets = _placed(labelled, width, height, margin)
-    labels = [dict(ax=dx, ay=dy) for dx, dy in offsets]
-    return dict(width=width, height=height, margin=dict(margin), xaxis=dict(range=x_range), yaxis=dict(range=y_range), annotations=[{} for _ in range(n_arrows)] + labels)
+    annotations = [{} for _ in range(n_arrows)] + [dict(ax=dx, ay=dy) for dx, dy in offsets]
+    return dict(width=width, height=height, margin=dict(margin), xaxis=dict(range=x_range), yaxis=dict(range=y_range), annotations=annotations)
 
 
 def _series_key(point: dict) -> tuple[str, str | None]:
@@ -165,6 +165,10 @@ def projection_figure(
     greyscale and for colour-blind readers. ``centroids``: sense → (x, y), drawn as a cross with the
     sense's name. ``arrows``: dicts ``{x0, y0, x1, y1, label}`` from the static point to each
     contextual one. Labels are placed so that they never overlap (see ``place_labels``).
+
+    The figure is ``FIGURE_WIDTH`` px wide; ``layout.meta.narrower`` holds the same plane for narrower
+    charts (``NARROWER``: a tablet's, a phone's), its labels placed again, and the browser draws the widest
+    that fits the chart's box. Exports keep the figure as it is.
     """
     centroids = centroids or {}
     senses = list(dict.fromkeys(_series_key(p)[1] for p in points if p.get("group") == "contextual"))
