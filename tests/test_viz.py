@@ -614,10 +614,10 @@ def test_projection_figure_groups_contextual_points_by_sense():
     assert fig["layout"]["yaxis"]["scaleanchor"] == "x" and fig["layout"]["yaxis"]["scaleratio"] == 1
 
 
-def _label_boxes(layout):
-    """Each label's box in pixels within the plot area, as placed: the point's pixel position plus the
-    annotation's offset; and the pixels per unit of each axis."""
-    from viz.embeddings import PLACEMENT_FONT, label_box_size
+def _label_boxes(layout, font_size):
+    """Each label's box in pixels within the plot area, as placed for `font_size`: the point's pixel
+    position plus the annotation's offset; and the pixels per unit of each axis."""
+    from viz.embeddings import label_box_size
 
     x0, x1 = layout["xaxis"]["range"]
     y0, y1 = layout["yaxis"]["range"]
@@ -628,7 +628,7 @@ def _label_boxes(layout):
     for a in layout["annotations"]:
         if a["arrowhead"] == 2:
             continue
-        w, h = label_box_size(a["text"].replace("&lt;", "<").replace("&gt;", ">"), PLACEMENT_FONT)
+        w, h = label_box_size(a["text"].replace("&lt;", "<").replace("&gt;", ">"), font_size)
         cx, cy = (a["x"] - x0) * x_scale + a["ax"], (y1 - a["y"]) * x_scale + a["ay"]
         boxes.append((cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2))
     return boxes, x_scale, y_scale
@@ -645,16 +645,24 @@ def _patched(base, patch):
 
 
 def _drawn_layouts(fig):
-    """The figure's layout, then each of its narrower variants (layout.meta.narrower) as the browser draws it."""
+    """The figure's layout, then each of its narrower variants (layout.meta.narrower) as the browser draws
+    it; each with the font its labels are placed for: the print theme's (its labels' font there), or the
+    one a variant gives its labels."""
+    from viz.embeddings import PLACEMENT_FONT
+
     layout = fig["layout"]
-    return [layout] + [_patched(layout, variant) for variant in layout["meta"]["narrower"]]
+    drawn = [(layout, PLACEMENT_FONT)]
+    for variant in layout["meta"]["narrower"]:
+        fonts = {patch["font"]["size"] for patch in variant["annotations"] if "font" in patch}
+        drawn.append((_patched(layout, variant), fonts.pop() if fonts else PLACEMENT_FONT))
+    return drawn
 
 
-def _assert_apart_and_off_markers(layout, points):
+def _assert_apart_and_off_markers(layout, font_size, points):
     """No two label boxes overlap and none covers a marker (a circle of MARKER_RADIUS around its point)."""
     from viz.embeddings import MARKER_RADIUS
 
-    boxes, scale, _ = _label_boxes(layout)
+    boxes, scale, _ = _label_boxes(layout, font_size)
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
             assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (layout["width"], a, b)
@@ -679,8 +687,8 @@ def test_projection_labels_never_overlap_even_when_points_crowd():
         for i, (x, y) in enumerate(rng.normal(scale=1.0, size=(10, 2)))
     ]
     fig = viz.projection_figure(points, [], title="crowded")
-    for layout in _drawn_layouts(fig):  # in the figure as sent and in each narrower variant (a tablet's, a phone's)
-        boxes = _assert_apart_and_off_markers(layout, [(p["x"], p["y"]) for p in points])
+    for layout, font_size in _drawn_layouts(fig):  # in the figure as sent and in each narrower variant (a tablet's, a phone's)
+        boxes = _assert_apart_and_off_markers(layout, font_size, [(p["x"], p["y"]) for p in points])
         assert len(boxes) == len(points)
 
 
@@ -705,10 +713,10 @@ def test_the_planes_narrower_variants_keep_every_label_inside_the_plot_apart_and
     for variant in variants:
         assert len(variant["annotations"]) == len(layout["annotations"])
         assert all(patch == {} for patch, a in zip(variant["annotations"], layout["annotations"]) if not a["text"])  # the arrows stay
-    for drawn in _drawn_layouts(fig):
-        boxes = _assert_apart_and_off_markers(drawn, points)
+    for drawn, font_size in _drawn_layouts(fig):
+        boxes = _assert_apart_and_off_markers(drawn, font_size, points)
         assert len(boxes) == n_labels
-        _, x_scale, y_scale = _label_boxes(drawn)
+        _, x_scale, y_scale = _label_boxes(drawn, font_size)
         assert x_scale == pytest.approx(y_scale)  # equal scales: the plane is not stretched
         margin = drawn["margin"]
         plot_w, plot_h = drawn["width"] - margin["l"] - margin["r"], drawn["height"] - margin["t"] - margin["b"]

@@ -44,11 +44,13 @@ LABEL_FONT = 13  # on screen
 PLACEMENT_FONT = 18  # the print theme's
 MARKER_RADIUS = 8  # px: markers are obstacles too
 NO_SENSE = "no sense given"
-# Where the chart's box is narrower than FIGURE_WIDTH (a tablet's is about 736 px, a phone's 358 px), the
-# browser draws the widest of these that fits, with the labels placed again for it (`_narrower`).
+# Where the chart's box is narrower than FIGURE_WIDTH (a tablet's is about 736 px, a phone's 328-358 px), the
+# browser draws the widest of these that fits, with the labels placed again for it (`_narrower`). A phone's
+# plot has no room for labels placed for the print theme's font: its labels are placed for the screen's and
+# keep it in the print theme too (label_font).
 NARROWER = (
     dict(width=700, height=FIGURE_HEIGHT, margin=MARGIN),
-    dict(width=340, height=500, margin=dict(l=50, r=12, t=135, b=55)),
+    dict(width=320, height=480, margin=dict(l=50, r=12, t=135, b=55), label_font=LABEL_FONT),
 )
 
 
@@ -134,12 +136,14 @@ def _placed(labelled: list[tuple], width: float, height: float, margin: dict, fo
     return list(x_range), list(y_range), place_labels(anchors, [l[2] for l in labelled], plot_w, plot_h, font_size)
 
 
-def _narrower(labelled: list[tuple], n_arrows: int, *, width: int, height: int, margin: dict) -> dict:
+def _narrower(labelled: list[tuple], n_arrows: int, *, width: int, height: int, margin: dict, label_font: float | None = None) -> dict:
     """The figure's layout patch for a chart `width` px wide (ui/components/chart/chart.js, `narrower`):
     its size and margins, the axis ranges of the same points in that plot area, and each label's offset
-    placed again for it. The annotations are patched item by item: the arrows (first) keep theirs."""
-    x_range, y_range, offsets = _placed(labelled, width, height, margin)
-    annotations = [{} for _ in range(n_arrows)] + [dict(ax=dx, ay=dy) for dx, dy in offsets]
+    placed again for it (for `label_font`, which the labels then keep, else for PLACEMENT_FONT). The
+    annotations are patched item by item: the arrows (first) keep theirs."""
+    x_range, y_range, offsets = _placed(labelled, width, height, margin, label_font or PLACEMENT_FONT)
+    font = dict(font=dict(size=label_font)) if label_font else {}
+    annotations = [{} for _ in range(n_arrows)] + [dict(ax=dx, ay=dy, **font) for dx, dy in offsets]
     return dict(width=width, height=height, margin=dict(margin), xaxis=dict(range=x_range), yaxis=dict(range=y_range), annotations=annotations)
 
 
