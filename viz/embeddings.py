@@ -69,14 +69,37 @@ def _hits_circle(box: tuple[float, float, float, float], cx: float, cy: float, r
     return (nearest_x - cx) ** 2 + (nearest_y - cy) ** 2 < r * r
 
 
+def _crosses(box: tuple[float, float, float, float], segment: tuple[float, float, float, float]) -> bool:
+    """Whether a segment (x0, y0, x1, y1) passes through a box (x0, y0, x1, y1): Liang–Barsky clipping."""
+    x0, y0, x1, y1 = segment
+    dx, dy = x1 - x0, y1 - y0
+    enter, leave = 0.0, 1.0
+    for p, q in ((-dx, x0 - box[0]), (dx, box[2] - x0), (-dy, y0 - box[1]), (dy, box[3] - y0)):
+        if p == 0:
+            if q < 0:
+                return False  # parallel to this edge and outside it
+        elif p < 0:
+            enter = max(enter, q / p)
+        else:
+            leave = min(leave, q / p)
+    return enter < leave
+
+
 def place_labels(
-    anchors: list[tuple[float, float]], texts: list[str], width: float, height: float, font_size: float = PLACEMENT_FONT
+    anchors: list[tuple[float, float]],
+    texts: list[str],
+    width: float,
+    height: float,
+    font_size: float = PLACEMENT_FONT,
+    segments: list[tuple[float, float, float, float]] = (),
 ) -> list[tuple[float, float]]:
     """Offsets (dx, dy) in pixels, one per label, from its anchor to its box centre, so that no two boxes
-    overlap, no box covers a marker, and boxes stay in the `width` × `height` plot area when they can.
+    overlap, no box covers a marker, and boxes stay in the `width` × `height` plot area and off the
+    `segments` (arrows, x0, y0, x1, y1) when they can.
 
     anchors: the points in pixels (x to the right, y downwards). Greedy: each label takes the nearest
-    free spot on rings of growing radius around its point.
+    free spot on rings of growing radius around its point: inside the plot area and off the arrows, else
+    inside it, else anywhere.
     """
     import math
 
@@ -87,7 +110,9 @@ def place_labels(
     for i in order:
         (ax, ay), (w, h) = anchors[i], label_box_size(texts[i], font_size)
         best = None
-        for inside in (True, False):
+        for inside, clear in ((True, True), (True, False), (False, True), (False, False)):
+            if not clear and not segments:
+                continue  # tried already
             for radius in (14, 22, 32, 44, 58, 75, 95, 120, 150, 185, 225, 270, 320, 380, 450):
                 steps = max(8, int(2 * math.pi * radius / 18))
                 for k in range(steps):
@@ -99,6 +124,8 @@ def place_labels(
                     if any(_overlaps(box, other) for other in placed):
                         continue
                     if any(_hits_circle(box, px, py, MARKER_RADIUS) for px, py in anchors):
+                        continue
+                    if clear and any(_crosses(box, segment) for segment in segments):
                         continue
                     best = (dx, dy, box)
                     break
@@ -126,24 +153,29 @@ def _plot_ranges(xs: list[float], ys: list[float], plot_w: float, plot_h: float,
     return [cx - half_w, cx + half_w], [cy - half_h, cy + half_h]
 
 
-def _placed(labelled: list[tuple], width: float, height: float, margin: dict, font_size: float = PLACEMENT_FONT) -> tuple[list, list, list]:
-    """For labelled points `(x, y, text, …)` in a figure `width` × `height` px with `margin`: the axis
-    ranges (equal scales, filling the plot area) and each label's offset from its point (`place_labels`)."""
+def _placed(labelled: list[tuple], arrows: list[dict], width: float, height: float, margin: dict, font_size: float = PLACEMENT_FONT) -> tuple[list, list, list]:
+    """For labelled points `(x, y, text, …)` and `arrows` in a figure `width` × `height` px with `margin`: the
+    axis ranges (equal scales, filling the plot area) and each label's offset from its point (`place_labels`)."""
     plot_w, plot_h = width - margin["l"] - margin["r"], height - margin["t"] - margin["b"]
     x_range, y_range = _plot_ranges([l[0] for l in labelled], [l[1] for l in labelled], plot_w, plot_h)
     scale = plot_w / (x_range[1] - x_range[0])  # px per unit, the same on both axes
-    anchors = [((x - x_range[0]) * scale, (y_range[1] - y) * scale) for x, y, *_ in labelled]
-    return list(x_range), list(y_range), place_labels(anchors, [l[2] for l in labelled], plot_w, plot_h, font_size)
+
+    def pixels(x: float, y: float) -> tuple[float, float]:  # x to the right, y downwards, from the plot's corner
+        return (x - x_range[0]) * scale, (y_range[1] - y) * scale
+
+    anchors = [pixels(x, y) for x, y, *_ in labelled]
+    segments = [(*pixels(float(a["x0"]), float(a["y0"])), *pixels(float(a["x1"]), float(a["y1"]))) for a in arrows]
+    return list(x_range), list(y_range), place_labels(anchors, [l[2] for l in labelled], plot_w, plot_h, font_size, segments)
 
 
-def _narrower(labelled: list[tuple], n_arrows: int, *, width: int, height: int, margin: dict, label_font: float | None = None) -> dict:
+def _narrower(labelled: list[tuple], arrows: list[dict], *, width: int, height: int, margin: dict, label_font: float | None = None) -> dict:
     """The figure's layout patch for a chart `width` px wide (ui/components/chart/chart.js, `narrower`):
     its size and margins, the axis ranges of the same points in that plot area, and each label's offset
     placed again for it (for `label_font`, which the labels then keep, else for PLACEMENT_FONT). The
     annotations are patched item by item: the arrows (first) keep theirs."""
-    x_range, y_range, offsets = _placed(labelled, width, height, margin, label_font or PLACEMENT_FONT)
+    x_range, y_range, offsets = _placed(labelled, arrows, width, height, margin, label_font or PLACEMENT_FONT)
     font = dict(font=dict(size=label_font)) if label_font else {}
-    annotations = [{} for _ in range(n_arrows)] + [dict(ax=dx, ay=dy, **font) for dx, dy in offsets]
+    annotations = [{} for _ in arrows] + [dict(ax=dx, ay=dy, **font) for dx, dy in offsets]
     return dict(width=width, height=height, margin=dict(margin), xaxis=dict(range=x_range), yaxis=dict(range=y_range), annotations=annotations)
 
 
@@ -248,7 +280,7 @@ def projection_figure(
     layout = _equal_axes(title)
     labelled = [(float(p["x"]), float(p["y"]), safe_label(p.get("label", "")), p) for p in points]
     labelled += [(c[0], c[1], safe_label(f"centre: {name}"), None) for name, c in centroids.items()]
-    x_range, y_range, offsets = _placed(labelled, FIGURE_WIDTH, FIGURE_HEIGHT, MARGIN)
+    x_range, y_range, offsets = _placed(labelled, arrows, FIGURE_WIDTH, FIGURE_HEIGHT, MARGIN)
     for (x, y, text, point), (dx, dy) in zip(labelled, offsets):
         sense = _series_key(point)[1] if point else None
         annotations.append(
@@ -279,7 +311,7 @@ def projection_figure(
     layout["legend"].update(orientation="h", yanchor="bottom", y=1.01, x=0, xanchor="left")
     layout["title"].update(y=0.97, yanchor="top")
     layout.update(width=FIGURE_WIDTH, height=FIGURE_HEIGHT, margin=dict(MARGIN))
-    layout["meta"] = dict(narrower=[_narrower(labelled, len(arrows), **size) for size in NARROWER])
+    layout["meta"] = dict(narrower=[_narrower(labelled, arrows, **size) for size in NARROWER])
     return plain.figure(data, layout)
 
 
