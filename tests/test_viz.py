@@ -725,6 +725,13 @@ def test_the_planes_narrower_variants_keep_every_label_inside_the_plot_apart_and
         xs, ys = [x for x, _ in points], [y for _, y in points]
         (x0, x1), (y0, y1) = drawn["xaxis"]["range"], drawn["yaxis"]["range"]
         assert x0 < min(xs) and max(xs) < x1 and y0 < min(ys) and max(ys) < y1  # every point in view
+        # no label lies on an arrow (from the static point to each occurrence): a point every pixel along it
+        for arrow in (a for a in drawn["annotations"] if not a["text"]):
+            (ax0, ay0), (ax1, ay1) = [((x - x0) * x_scale, (y1 - y) * x_scale) for x, y in ((arrow["ax"], arrow["ay"]), (arrow["x"], arrow["y"]))]
+            steps = int(math.hypot(ax1 - ax0, ay1 - ay0)) + 1
+            along = [(ax0 + (ax1 - ax0) * k / steps, ay0 + (ay1 - ay0) * k / steps) for k in range(steps + 1)]
+            for box in boxes:
+                assert not any(box[0] < x < box[2] and box[1] < y < box[3] for x, y in along), (drawn["width"], box, arrow)
 
 
 def test_sense_layers_figure_draws_same_and_other_sense_per_layer():
