@@ -614,21 +614,66 @@ def test_projection_figure_groups_contextual_points_by_sense():
     assert fig["layout"]["yaxis"]["scaleanchor"] == "x" and fig["layout"]["yaxis"]["scaleratio"] == 1
 
 
-def _label_boxes(fig):
-    """Each label's box in pixels, as placed: the point's pixel position plus the annotation's offset."""
-    from viz.embeddings import MARGIN, PLACEMENT_FONT, label_box_size
+def _label_boxes(layout, font_size):
+    """Each label's box in pixels within the plot area, as placed for `font_size`: the point's pixel
+    position plus the annotation's offset; and the pixels per unit of each axis."""
+    from viz.embeddings import label_box_size
 
-    x0, x1 = fig["layout"]["xaxis"]["range"]
-    y0, y1 = fig["layout"]["yaxis"]["range"]
-    scale = (fig["layout"]["width"] - MARGIN["l"] - MARGIN["r"]) / (x1 - x0)
+    x0, x1 = layout["xaxis"]["range"]
+    y0, y1 = layout["yaxis"]["range"]
+    margin = layout["margin"]
+    x_scale = (layout["width"] - margin["l"] - margin["r"]) / (x1 - x0)
+    y_scale = (layout["height"] - margin["t"] - margin["b"]) / (y1 - y0)
     boxes = []
-    for a in fig["layout"]["annotations"]:
+    for a in layout["annotations"]:
         if a["arrowhead"] == 2:
             continue
-        w, h = label_box_size(a["text"].replace("&lt;", "<").replace("&gt;", ">"), PLACEMENT_FONT)
-        cx, cy = (a["x"] - x0) * scale + a["ax"], (y1 - a["y"]) * scale + a["ay"]
+        w, h = label_box_size(a["text"].replace("&lt;", "<").replace("&gt;", ">"), font_size)
+        cx, cy = (a["x"] - x0) * x_scale + a["ax"], (y1 - a["y"]) * x_scale + a["ay"]
         boxes.append((cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2))
-    return boxes, scale
+    return boxes, x_scale, y_scale
+
+
+def _patched(base, patch):
+    """A layout patch laid over a layout as the chart component does (ui/components/chart/chart.js,
+    `patched`): dicts key by key, lists item by item, other values replaced."""
+    if isinstance(base, list) and isinstance(patch, list):
+        return [_patched(item, patch[i]) if i < len(patch) else item for i, item in enumerate(base)]
+    if not isinstance(base, dict) or not isinstance(patch, dict):
+        return patch
+    return {**base, **{key: _patched(base.get(key), value) for key, value in patch.items()}}
+
+
+def _drawn_layouts(fig):
+    """The figure's layout, then each of its narrower variants (layout.meta.narrower) as the browser draws
+    it; each with the font its labels are placed for: the print theme's (its labels' font there), or the
+    one a variant gives its labels."""
+    from viz.embeddings import PLACEMENT_FONT
+
+    layout = fig["layout"]
+    drawn = [(layout, PLACEMENT_FONT)]
+    for variant in layout["meta"]["narrower"]:
+        fonts = {patch["font"]["size"] for patch in variant["annotations"] if "font" in patch}
+        drawn.append((_patched(layout, variant), fonts.pop() if fonts else PLACEMENT_FONT))
+    return drawn
+
+
+def _assert_apart_and_off_markers(layout, font_size, points):
+    """No two label boxes overlap and none covers a marker (a circle of MARKER_RADIUS around its point)."""
+    from viz.embeddings import MARKER_RADIUS
+
+    boxes, scale, _ = _label_boxes(layout, font_size)
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (layout["width"], a, b)
+    x0, _ = layout["xaxis"]["range"]
+    _, y1 = layout["yaxis"]["range"]
+    markers = [((x - x0) * scale, (y1 - y) * scale) for x, y in points]
+    for box in boxes:
+        for mx, my in markers:
+            nearest = (min(max(mx, box[0]), box[2]) - mx) ** 2 + (min(max(my, box[1]), box[3]) - my) ** 2
+            assert nearest >= (MARKER_RADIUS - 0.1) ** 2, (layout["width"], box, (mx, my))
+    return boxes
 
 
 def test_projection_labels_never_overlap_even_when_points_crowd():
@@ -642,19 +687,51 @@ def test_projection_labels_never_overlap_even_when_points_crowd():
         for i, (x, y) in enumerate(rng.normal(scale=1.0, size=(10, 2)))
     ]
     fig = viz.projection_figure(points, [], title="crowded")
-    boxes, scale = _label_boxes(fig)
-    assert len(boxes) == len(points)
-    for i, a in enumerate(boxes):
-        for b in boxes[i + 1 :]:
-            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
-    # and no label covers a marker
-    x0, _ = fig["layout"]["xaxis"]["range"]
-    _, y1 = fig["layout"]["yaxis"]["range"]
-    markers = [((p["x"] - x0) * scale, (y1 - p["y"]) * scale) for p in points]
-    for box in boxes:
-        for mx, my in markers:
-            nearest = (min(max(mx, box[0]), box[2]) - mx) ** 2 + (min(max(my, box[1]), box[3]) - my) ** 2
-            assert nearest >= 7.9**2
+    for layout, font_size in _drawn_layouts(fig):  # in the figure as sent and in each narrower variant (a tablet's, a phone's)
+        boxes = _assert_apart_and_off_markers(layout, font_size, [(p["x"], p["y"]) for p in points])
+        assert len(boxes) == len(points)
+
+
+def test_the_planes_narrower_variants_keep_every_label_inside_the_plot_apart_and_off_the_markers():
+    """The Embeddings page's plane for the toy model, senses given: each narrower variant (the browser draws
+    the widest that fits the chart's box) places every label again inside its smaller plot area."""
+    from model import load_model
+    from viz.content import embeddings_page, run_model
+    from viz.content.settings import Settings
+    from viz.embeddings import FIGURE_WIDTH
+
+    settings = Settings(senses="river, money")
+    model = load_model("toy")
+    content = embeddings_page(settings, run_model(model, settings.sentences, settings.display), model.name, model.tokenizer)
+    (fig,) = [figure for name, figure in content.figures.items() if name.startswith("projection-")]
+    layout = fig["layout"]
+    points = [(x, y) for trace in fig["data"] for x, y in zip(trace["x"], trace["y"])]
+    n_labels = sum(1 for a in layout["annotations"] if a["text"])
+    assert n_labels == len(points) >= 9  # every point and both senses' centres
+    variants = layout["meta"]["narrower"]
+    assert max(v["width"] for v in variants) < FIGURE_WIDTH and min(v["width"] for v in variants) <= 358  # a phone's box at 390 px
+    for variant in variants:
+        assert len(variant["annotations"]) == len(layout["annotations"])
+        assert all(patch == {} for patch, a in zip(variant["annotations"], layout["annotations"]) if not a["text"])  # the arrows stay
+    for drawn, font_size in _drawn_layouts(fig):
+        boxes = _assert_apart_and_off_markers(drawn, font_size, points)
+        assert len(boxes) == n_labels
+        _, x_scale, y_scale = _label_boxes(drawn, font_size)
+        assert x_scale == pytest.approx(y_scale)  # equal scales: the plane is not stretched
+        margin = drawn["margin"]
+        plot_w, plot_h = drawn["width"] - margin["l"] - margin["r"], drawn["height"] - margin["t"] - margin["b"]
+        for box in boxes:
+            assert box[0] >= 0 and box[1] >= 0 and box[2] <= plot_w and box[3] <= plot_h, (drawn["width"], box)
+        xs, ys = [x for x, _ in points], [y for _, y in points]
+        (x0, x1), (y0, y1) = drawn["xaxis"]["range"], drawn["yaxis"]["range"]
+        assert x0 < min(xs) and max(xs) < x1 and y0 < min(ys) and max(ys) < y1  # every point in view
+        # no label lies on an arrow (from the static point to each occurrence): a point every pixel along it
+        for arrow in (a for a in drawn["annotations"] if not a["text"]):
+            (ax0, ay0), (ax1, ay1) = [((x - x0) * x_scale, (y1 - y) * x_scale) for x, y in ((arrow["ax"], arrow["ay"]), (arrow["x"], arrow["y"]))]
+            steps = int(math.hypot(ax1 - ax0, ay1 - ay0)) + 1
+            along = [(ax0 + (ax1 - ax0) * k / steps, ay0 + (ay1 - ay0) * k / steps) for k in range(steps + 1)]
+            for box in boxes:
+                assert not any(box[0] < x < box[2] and box[1] < y < box[3] for x, y in along), (drawn["width"], box, arrow)
 
 
 def test_sense_layers_figure_draws_same_and_other_sense_per_layer():

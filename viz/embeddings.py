@@ -44,6 +44,14 @@ LABEL_FONT = 13  # on screen
 PLACEMENT_FONT = 18  # the print theme's
 MARKER_RADIUS = 8  # px: markers are obstacles too
 NO_SENSE = "no sense given"
+# Where the chart's box is narrower than FIGURE_WIDTH (a tablet's is about 736 px, a phone's 328-358 px), the
+# browser draws the widest of these that fits, with the labels placed again for it (`_narrower`). A phone's
+# plot has no room for labels placed for the print theme's font: its labels are placed for the screen's and
+# keep it in the print theme too (label_font).
+NARROWER = (
+    dict(width=700, height=FIGURE_HEIGHT, margin=MARGIN),
+    dict(width=320, height=480, margin=dict(l=50, r=12, t=135, b=55), label_font=LABEL_FONT),
+)
 
 
 def label_box_size(text: str, font_size: float = PLACEMENT_FONT) -> tuple[float, float]:
@@ -61,14 +69,37 @@ def _hits_circle(box: tuple[float, float, float, float], cx: float, cy: float, r
     return (nearest_x - cx) ** 2 + (nearest_y - cy) ** 2 < r * r
 
 
+def _crosses(box: tuple[float, float, float, float], segment: tuple[float, float, float, float]) -> bool:
+    """Whether a segment (x0, y0, x1, y1) passes through a box (x0, y0, x1, y1): Liang–Barsky clipping."""
+    x0, y0, x1, y1 = segment
+    dx, dy = x1 - x0, y1 - y0
+    enter, leave = 0.0, 1.0
+    for p, q in ((-dx, x0 - box[0]), (dx, box[2] - x0), (-dy, y0 - box[1]), (dy, box[3] - y0)):
+        if p == 0:
+            if q < 0:
+                return False  # parallel to this edge and outside it
+        elif p < 0:
+            enter = max(enter, q / p)
+        else:
+            leave = min(leave, q / p)
+    return enter < leave
+
+
 def place_labels(
-    anchors: list[tuple[float, float]], texts: list[str], width: float, height: float, font_size: float = PLACEMENT_FONT
+    anchors: list[tuple[float, float]],
+    texts: list[str],
+    width: float,
+    height: float,
+    font_size: float = PLACEMENT_FONT,
+    segments: list[tuple[float, float, float, float]] = (),
 ) -> list[tuple[float, float]]:
     """Offsets (dx, dy) in pixels, one per label, from its anchor to its box centre, so that no two boxes
-    overlap, no box covers a marker, and boxes stay in the `width` × `height` plot area when they can.
+    overlap, no box covers a marker, and boxes stay in the `width` × `height` plot area and off the
+    `segments` (arrows, x0, y0, x1, y1) when they can.
 
     anchors: the points in pixels (x to the right, y downwards). Greedy: each label takes the nearest
-    free spot on rings of growing radius around its point.
+    free spot on rings of growing radius around its point: inside the plot area and off the arrows, else
+    inside it, else anywhere.
     """
     import math
 
@@ -79,7 +110,9 @@ def place_labels(
     for i in order:
         (ax, ay), (w, h) = anchors[i], label_box_size(texts[i], font_size)
         best = None
-        for inside in (True, False):
+        for inside, clear in ((True, True), (True, False), (False, True), (False, False)):
+            if not clear and not segments:
+                continue  # tried already
             for radius in (14, 22, 32, 44, 58, 75, 95, 120, 150, 185, 225, 270, 320, 380, 450):
                 steps = max(8, int(2 * math.pi * radius / 18))
                 for k in range(steps):
@@ -91,6 +124,8 @@ def place_labels(
                     if any(_overlaps(box, other) for other in placed):
                         continue
                     if any(_hits_circle(box, px, py, MARKER_RADIUS) for px, py in anchors):
+                        continue
+                    if clear and any(_crosses(box, segment) for segment in segments):
                         continue
                     best = (dx, dy, box)
                     break
@@ -118,6 +153,32 @@ def _plot_ranges(xs: list[float], ys: list[float], plot_w: float, plot_h: float,
     return [cx - half_w, cx + half_w], [cy - half_h, cy + half_h]
 
 
+def _placed(labelled: list[tuple], arrows: list[dict], width: float, height: float, margin: dict, font_size: float = PLACEMENT_FONT) -> tuple[list, list, list]:
+    """For labelled points `(x, y, text, …)` and `arrows` in a figure `width` × `height` px with `margin`: the
+    axis ranges (equal scales, filling the plot area) and each label's offset from its point (`place_labels`)."""
+    plot_w, plot_h = width - margin["l"] - margin["r"], height - margin["t"] - margin["b"]
+    x_range, y_range = _plot_ranges([l[0] for l in labelled], [l[1] for l in labelled], plot_w, plot_h)
+    scale = plot_w / (x_range[1] - x_range[0])  # px per unit, the same on both axes
+
+    def pixels(x: float, y: float) -> tuple[float, float]:  # x to the right, y downwards, from the plot's corner
+        return (x - x_range[0]) * scale, (y_range[1] - y) * scale
+
+    anchors = [pixels(x, y) for x, y, *_ in labelled]
+    segments = [(*pixels(float(a["x0"]), float(a["y0"])), *pixels(float(a["x1"]), float(a["y1"]))) for a in arrows]
+    return list(x_range), list(y_range), place_labels(anchors, [l[2] for l in labelled], plot_w, plot_h, font_size, segments)
+
+
+def _narrower(labelled: list[tuple], arrows: list[dict], *, width: int, height: int, margin: dict, label_font: float | None = None) -> dict:
+    """The figure's layout patch for a chart `width` px wide (ui/components/chart/chart.js, `narrower`):
+    its size and margins, the axis ranges of the same points in that plot area, and each label's offset
+    placed again for it (for `label_font`, which the labels then keep, else for PLACEMENT_FONT). The
+    annotations are patched item by item: the arrows (first) keep theirs."""
+    x_range, y_range, offsets = _placed(labelled, arrows, width, height, margin, label_font or PLACEMENT_FONT)
+    font = dict(font=dict(size=label_font)) if label_font else {}
+    annotations = [{} for _ in arrows] + [dict(ax=dx, ay=dy, **font) for dx, dy in offsets]
+    return dict(width=width, height=height, margin=dict(margin), xaxis=dict(range=x_range), yaxis=dict(range=y_range), annotations=annotations)
+
+
 def _series_key(point: dict) -> tuple[str, str | None]:
     group = str(point.get("group", ""))
     if group == "contextual":
@@ -140,6 +201,10 @@ def projection_figure(
     greyscale and for colour-blind readers. ``centroids``: sense → (x, y), drawn as a cross with the
     sense's name. ``arrows``: dicts ``{x0, y0, x1, y1, label}`` from the static point to each
     contextual one. Labels are placed so that they never overlap (see ``place_labels``).
+
+    The figure is ``FIGURE_WIDTH`` px wide; ``layout.meta.narrower`` holds the same plane for narrower
+    charts (``NARROWER``: a tablet's, a phone's), its labels placed again, and the browser draws the widest
+    that fits the chart's box. Exports keep the figure as it is.
     """
     centroids = centroids or {}
     senses = list(dict.fromkeys(_series_key(p)[1] for p in points if p.get("group") == "contextual"))
@@ -213,46 +278,40 @@ def projection_figure(
         )
 
     layout = _equal_axes(title)
-    plot_w = FIGURE_WIDTH - MARGIN["l"] - MARGIN["r"]
-    plot_h = FIGURE_HEIGHT - MARGIN["t"] - MARGIN["b"]
     labelled = [(float(p["x"]), float(p["y"]), safe_label(p.get("label", "")), p) for p in points]
     labelled += [(c[0], c[1], safe_label(f"centre: {name}"), None) for name, c in centroids.items()]
-    if labelled:
-        x_range, y_range = _plot_ranges([l[0] for l in labelled], [l[1] for l in labelled], plot_w, plot_h)
-        scale = plot_w / (x_range[1] - x_range[0])
-        anchors = [((x - x_range[0]) * scale, (y_range[1] - y) * scale) for x, y, _, _ in labelled]
-        offsets = place_labels(anchors, [l[2] for l in labelled], plot_w, plot_h)
-        for (x, y, text, point), (dx, dy) in zip(labelled, offsets):
-            sense = _series_key(point)[1] if point else None
-            annotations.append(
-                dict(
-                    x=x,
-                    y=y,
-                    xref="x",
-                    yref="y",
-                    text=text,
-                    ax=dx,
-                    ay=dy,
-                    axref="pixel",
-                    ayref="pixel",
-                    showarrow=True,
-                    arrowhead=0,
-                    arrowwidth=0.8,
-                    arrowcolor="rgba(120,120,120,0.7)",
-                    standoff=6,
-                    xanchor="center",
-                    yanchor="middle",
-                    font=dict(size=LABEL_FONT, color=colour.get(sense, "#333333") if point and point.get("group") == "contextual" else "#333333"),
-                    bgcolor="rgba(255,255,255,0.75)",
-                    name="label",
-                )
+    x_range, y_range, offsets = _placed(labelled, arrows, FIGURE_WIDTH, FIGURE_HEIGHT, MARGIN)
+    for (x, y, text, point), (dx, dy) in zip(labelled, offsets):
+        sense = _series_key(point)[1] if point else None
+        annotations.append(
+            dict(
+                x=x,
+                y=y,
+                xref="x",
+                yref="y",
+                text=text,
+                ax=dx,
+                ay=dy,
+                axref="pixel",
+                ayref="pixel",
+                showarrow=True,
+                arrowhead=0,
+                arrowwidth=0.8,
+                arrowcolor="rgba(120,120,120,0.7)",
+                standoff=6,
+                xanchor="center",
+                yanchor="middle",
+                font=dict(size=LABEL_FONT, color=colour.get(sense, "#333333") if point and point.get("group") == "contextual" else "#333333"),
+                bgcolor="rgba(255,255,255,0.75)",
+                name="label",
             )
-        layout["xaxis"]["range"], layout["yaxis"]["range"] = list(x_range), list(y_range)
-    if annotations:
-        layout["annotations"] = annotations
+        )
+    layout["xaxis"]["range"], layout["yaxis"]["range"] = x_range, y_range
+    layout["annotations"] = annotations
     layout["legend"].update(orientation="h", yanchor="bottom", y=1.01, x=0, xanchor="left")
     layout["title"].update(y=0.97, yanchor="top")
     layout.update(width=FIGURE_WIDTH, height=FIGURE_HEIGHT, margin=dict(MARGIN))
+    layout["meta"] = dict(narrower=[_narrower(labelled, arrows, **size) for size in NARROWER])
     return plain.figure(data, layout)
 
 

@@ -302,9 +302,13 @@ function createView(parent) {
           // the server's figure is parsed once per version; the browser's own (live.js) is a copy of it that
           // shares every array it does not change, so that Plotly.react, which compares arrays by identity,
           // recomputes only the panels whose values changed
-          const figure = predicted ? predictStages(copyForLive(template.figure()), live, predicted) : view.figure();
+          const sent = predicted ? predictStages(copyForLive(template.figure()), live, predicted) : view.figure();
+          const figure = narrowerToFit(sent, gd.clientWidth);
           const layout = figure.layout || {};
-          lookOfThePage(figure, gd, Math.max(gd.clientWidth, (layout.meta && layout.meta.min_width) || 0), data.height);
+          const room = figure === sent ? Math.max(gd.clientWidth, (layout.meta && layout.meta.min_width) || 0) : layout.width;
+          lookOfThePage(figure, gd, room, data.height);
+          view.fitted = layout.meta && layout.meta.narrower ? figure : null; // drawn again for another width (listen)
+          if (view.fitted) gd.style.minHeight = `${figure === sent ? data.height : layout.height}px`;
           // a figure that needs its width to be read (layout.meta.min_width: the stages' panels) keeps it on a
           // narrow screen, and its box scrolls sideways (chart.css)
           gd.style.minWidth = layout.meta && layout.meta.min_width ? `${layout.meta.min_width}px` : "";
@@ -440,6 +444,11 @@ function createView(parent) {
       if (box.clientWidth !== width && view.shown !== null && view.wanted && view.wanted.width !== "content") {
         width = box.clientWidth;
         Plotly.Plots.resize(gd);
+      }
+      // a figure with narrower variants is drawn again when another of them fits the box's new width
+      if (view.fitted && view.parsed && narrowerToFit(view.parsed.figure, box.clientWidth) !== view.fitted) {
+        view.shown = "another width"; // no version: draw() draws it again
+        view.draw();
       }
     });
     resizing.observe(box);
@@ -694,6 +703,37 @@ function packed(words, joiner, room, font) {
   }
   if (current) lines.push(current);
   return lines;
+}
+
+// A figure of a fixed width whose content is placed in pixels (the Embeddings page's plane: its label boxes)
+// can be neither stretched nor shrunk to fit its box. It may carry narrower variants of its layout,
+// layout.meta.narrower: layout patches, each with its own width (viz/embeddings.py places the labels again for
+// each). Where the chart's box is narrower than the figure, the widest variant that fits it is drawn (the
+// narrowest where none fits), so that a phone's chart does not scroll sideways. The exports (saveImage) keep
+// the figure as sent.
+const narrowed = new WeakMap(); // a figure's layout → its variants as drawn, by width (each made once)
+
+function narrowerToFit(figure, width) {
+  const layout = figure.layout || {};
+  const variants = [...((layout.meta && layout.meta.narrower) || [])].sort((a, b) => b.width - a.width);
+  if (!variants.length || !layout.width || !width || layout.width <= width) return figure;
+  const patch = variants.find((variant) => variant.width <= width) || variants[variants.length - 1];
+  if (!narrowed.has(layout)) narrowed.set(layout, new Map());
+  const made = narrowed.get(layout);
+  // laid over the layout as sent: a drawing at another width changed its title, margin and height (fitTheWidth)
+  if (!made.has(patch.width)) made.set(patch.width, { data: figure.data, layout: patched(Object.assign({}, layout, asSent.get(layout)), patch) });
+  return made.get(patch.width);
+}
+
+function patched(base, patch) {
+  // `base` with `patch` laid over it, neither changed: objects key by key, lists item by item (an annotation's
+  // patch is the item at its index), other values replaced
+  const plain = (value) => value && typeof value === "object" && !Array.isArray(value) && !ArrayBuffer.isView(value);
+  if (Array.isArray(base) && Array.isArray(patch)) return base.map((item, i) => (i < patch.length ? patched(item, patch[i]) : item));
+  if (!plain(base) || !plain(patch)) return patch;
+  const out = { ...base };
+  for (const key of Object.keys(patch)) out[key] = patched(base[key], patch[key]);
+  return out;
 }
 
 const NARROW = 600; // px: a chart narrower than this is a phone's, where a legend beside the plot took a third of it
