@@ -50,7 +50,9 @@ def covers(label: dict, marker: dict) -> bool:
 
 
 def plane(page) -> dict:
-    page.wait_for_function(f"() => {{ const p = ({PLANE})(); return p && p.labels.length > 0; }}", timeout=60_000)
+    """The plane as drawn: the page scrolls down until it is (a chart is drawn when it comes near the window)."""
+    scroll = "if (!p) [...document.querySelectorAll('.av-chart')].find((b) => b.checkVisibility() && !b.querySelector('.main-svg'))?.scrollIntoView();"
+    page.wait_for_function(f"() => {{ const p = ({PLANE})(); {scroll} return p && p.labels.length > 0; }}", timeout=60_000, polling=200)
     return page.evaluate(PLANE)
 
 
