@@ -110,9 +110,9 @@ function loadPlotly(source) {
   return plotlyPromise;
 }
 
-// A chart outside the window waits until it comes within 200 px of it (the observer below), and is drawn
-// before printing. Drawing the charts below the window in the background took the main thread for
-// 0.3-0.4 s after a head's pill at a slow laptop's speed, and most of a page's first second.
+// A chart outside the window (or in a tab not open) waits until it comes within 200 px of it (the observer
+// below), and is drawn before printing. Drawing the charts below the window in the background took a
+// fifth of chromium's main thread per page load (docs/performance.md).
 const waiting = new Set(); // views never drawn yet, outside the window
 const stale = new Set(); // views drawn before whose newest figure waits until they come near the window
 const unplaced = new Set(); // views whose element is not in the page yet: tried again after the next paint
