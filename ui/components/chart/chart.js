@@ -596,6 +596,9 @@ function fitTheWidth(figure, width, height) {
   const legendRows = legendRowsAbove(figure, width, fontSize, family);
   const panelTitles = panelTitlesFitted(layout, width, family);
   if (!onTop && lines.length === before && legendRows.rows <= 1 && !panelTitles.changed) return 0;
+  // a legend moved below the axes: the figure grows by its rows, so that the plot keeps its height
+  const under = onTop && onTop.yref === "container" ? legendRowsOf(figure, width, fontSize, family) : { rows: 0, height: 0 };
+  const below = under.rows ? under.rows * under.height + 16 : 0;
   // the title's lines from 10 px below the top (plotly places a title's first line at its y, whatever its
   // anchor, and the others below it), then the legend's rows and the panels' titles, standing on the plot's top
   const text = lines.join("<br>");
@@ -604,15 +607,15 @@ function fitTheWidth(figure, width, height) {
   const needed = 10 + (lines.length * 1.3 + 0.3) * titleSize + legendHeight + panelTitles.height + 12;
   const added = Math.max(0, Math.ceil(needed - top));
   if (panelTitles.changed) layout.annotations = panelTitles.annotations;
-  const total = (sent.height || height) + added;
+  const total = (sent.height || height) + added + below;
   layout.title = Object.assign({}, layout.title, {
     text: sentText.startsWith("<b>") ? `<b>${text}</b>` : text,
     yref: "container",
     y: 1 - (10 + titleSize) / total,
   });
   layout.margin = Object.assign({}, layout.margin, { t: top + added });
-  if (sent.height) layout.height = sent.height + added;
-  return added;
+  if (sent.height || below) layout.height = (sent.height || height) + added + below;
+  return added + below;
 }
 
 function isPanelTitle(a) {
@@ -740,23 +743,31 @@ const NARROW = 600; // px: a chart narrower than this is a phone's, where a lege
 
 function legendOnTop(layout, data) {
   // a legend beside the plot (plotly's default place, or x ≥ 1) as a horizontal legend above it, in rows
-  // (plotly pushes the plot down for them): null where the legend is elsewhere or not shown, or where the
-  // plot has panels with titles above them, which it would cover
+  // (plotly pushes the plot down for them); below the figure's axes where the plot has panels with titles
+  // above them, which it would cover (plotly pushes the bottom margin). Null where the legend is elsewhere
+  // or not shown
   const legend = layout.legend || {};
   if (layout.showlegend === false || legend.orientation === "h" || (legend.x ?? 1.02) < 1) return null;
-  if ((layout.annotations || []).some(isPanelTitle)) return null;
   const entries = data.filter((trace) => trace.showlegend === true || (trace.showlegend !== false && trace.type !== "heatmap" && trace.name));
   if (entries.length < 2 && layout.showlegend !== true) return null;
+  if ((layout.annotations || []).some(isPanelTitle)) return Object.assign({}, legend, { orientation: "h", x: 0, xanchor: "left", yref: "container", y: 0, yanchor: "bottom" });
   return Object.assign({}, legend, { orientation: "h", x: 0, xanchor: "left", y: 1, yanchor: "bottom" });
 }
 
 function legendRowsAbove(figure, width, fontSize, family) {
   // a horizontal legend above the plot (y ≥ 1) wraps into rows when its entries are wider than the plot:
   // its rows and the height of one (no rows: no legend there)
+  const legend = (figure.layout || {}).legend;
+  if (!legend || legend.yref === "container" || !((legend.y ?? 1) >= 1)) return { rows: 0, height: 0 };
+  return legendRowsOf(figure, width, fontSize, family);
+}
+
+function legendRowsOf(figure, width, fontSize, family) {
+  // the rows of a horizontal legend, wrapped where its entries are wider than the plot, and the height of one
   const layout = figure.layout || {};
   const legend = layout.legend;
   const none = { rows: 0, height: 0 };
-  if (!legend || legend.orientation !== "h" || !((legend.y ?? 1) >= 1) || layout.showlegend === false) return none;
+  if (!legend || legend.orientation !== "h" || layout.showlegend === false) return none;
   const groups = new Set();
   const entries = [];
   for (const trace of figure.data || []) {
