@@ -23,17 +23,19 @@ from bench.coldstart import BROWSER_ARGS, CHROMIUM, ROOT, _stop
 from deploy.serve import free_port, healthy, streamlit_command
 
 TEXT = "the cat sat on the mat and the dog ran to the river bank ."
-# the script has run to its end and the page has not changed for `ms` milliseconds
+# The page is settled when the script has run to its end, no status widget shows, and nothing in the page
+# has changed for `ms` milliseconds (a rerun that is about to start changes the run state first). The
+# browser tests wait on the same condition (tests/conftest.py, settle).
 QUIET_JS = """(ms) => {
-  if (!window.__loadQuiet) {
-    window.__loadQuiet = { last: performance.now() };
-    new MutationObserver(() => { window.__loadQuiet.last = performance.now(); })
+  if (!window.__avQuiet) {
+    window.__avQuiet = { last: performance.now() };
+    new MutationObserver(() => { window.__avQuiet.last = performance.now(); })
       .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
     return false;
   }
   const app = document.querySelector("[data-testid=stApp]");
   return app?.getAttribute("data-test-script-state") === "notRunning" && !document.querySelector("[data-testid=stStatusWidget]")
-    && performance.now() - window.__loadQuiet.last > ms;
+    && performance.now() - window.__avQuiet.last > ms;
 }"""
 
 

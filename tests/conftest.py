@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.page_load import QUIET_JS
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never touch the network
@@ -209,19 +211,7 @@ def browser():
         yield browser
 
 
-QUIET = """(ms) => {
-  // the page is settled when the script has run to its end, no status widget shows, and nothing in the
-  // page has changed for `ms` milliseconds (a rerun that is about to start changes the run state first)
-  if (!window.__avQuiet) {
-    window.__avQuiet = { last: performance.now() };
-    new MutationObserver(() => { window.__avQuiet.last = performance.now(); })
-      .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-    return false;
-  }
-  const app = document.querySelector("[data-testid=stApp]");
-  return app?.getAttribute("data-test-script-state") === "notRunning" && !document.querySelector("[data-testid=stStatusWidget]")
-    && performance.now() - window.__avQuiet.last > ms;
-}"""
+QUIET = QUIET_JS  # the page settled: bench/page_load.py, which times page loads by it too
 
 
 def settle(page, timeout: int = 90_000, quiet: int = 300) -> None:
