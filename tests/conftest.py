@@ -214,6 +214,13 @@ def browser():
 QUIET = QUIET_JS  # the page settled: bench/page_load.py, which times page loads by it too
 
 
+def scrolled_until(selector: str, condition: str) -> str:
+    """A wait's condition (JavaScript) that scrolls the element `selector` into view until `condition` holds:
+    a chart is drawn when it comes near the window, and the page above it may still grow after a first
+    scroll (an image loading)."""
+    return f"() => {{ if (({condition})()) return true; document.querySelector('{selector}')?.scrollIntoView(); return false; }}"
+
+
 def settle(page, timeout: int = 90_000, quiet: int = 300) -> None:
     """Wait until the page is settled: its script has run to its end, no status widget shows, and nothing
     in the page has changed for `quiet` ms (watched from the call on, so a click's rerun is seen to begin)."""

@@ -7,15 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import settle
+from conftest import scrolled_until, settle
 
 pytestmark = pytest.mark.browser
-
-
-def near_and(selector: str, condition: str) -> str:
-    """A wait's condition that scrolls `selector` into view until `condition` holds: a chart is drawn when it
-    comes near the window, and the page above it may still grow after a first scroll (an image loading)."""
-    return f"() => {{ if (({condition})()) return true; document.querySelector('{selector}')?.scrollIntoView(); return false; }}"
 
 
 CURVES = """() => {
@@ -36,7 +30,7 @@ def test_a_legend_beside_the_plot_goes_above_it_on_a_phone(server, browser, widt
         page.locator("h1").first.wait_for(timeout=120_000)
         settle(page, timeout=180_000)
         drawn = f"() => {{ try {{ return ({CURVES})().entries >= 2; }} catch (e) {{ return false; }} }}"
-        page.wait_for_function(near_and(".st-key-chart_pe-curves", drawn), timeout=60_000, polling=200)
+        page.wait_for_function(scrolled_until(".st-key-chart_pe-curves", drawn), timeout=60_000, polling=200)
         seen = page.evaluate(CURVES)
         if width == 390:
             assert seen["legendBottom"] <= seen["plotTop"] + 1, seen  # above the plot
@@ -66,7 +60,7 @@ def test_a_legend_beside_panels_with_titles_goes_below_the_axes_on_a_phone(serve
         page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat+by+the+river+bank.")
         page.locator("h1").first.wait_for(timeout=120_000)
         settle(page, timeout=180_000)
-        page.wait_for_function(near_and(".st-key-chart_row-stats", f"() => ({ROWS})() !== null"), timeout=60_000, polling=200)
+        page.wait_for_function(scrolled_until(".st-key-chart_row-stats", f"() => ({ROWS})() !== null"), timeout=60_000, polling=200)
         settle(page)
         seen = page.evaluate(ROWS)
         if width == 390:

@@ -10,7 +10,7 @@ import io
 
 import pytest
 
-from conftest import settle
+from conftest import scrolled_until, settle
 
 pytestmark = pytest.mark.browser
 
@@ -50,9 +50,9 @@ def covers(label: dict, marker: dict) -> bool:
 
 
 def plane(page) -> dict:
-    """The plane as drawn: the page scrolls down until it is (a chart is drawn when it comes near the window)."""
-    scroll = "if (!p) [...document.querySelectorAll('.av-chart')].find((b) => b.checkVisibility() && !b.querySelector('.main-svg'))?.scrollIntoView();"
-    page.wait_for_function(f"() => {{ const p = ({PLANE})(); {scroll} return p && p.labels.length > 0; }}", timeout=60_000, polling=200)
+    """The plane as drawn, once scrolled to (a chart is drawn when it comes near the window)."""
+    drawn = f"() => {{ const p = ({PLANE})(); return p && p.labels.length > 0; }}"
+    page.wait_for_function(scrolled_until("[class*=st-key-chart_projection-]", drawn), timeout=60_000, polling=200)
     return page.evaluate(PLANE)
 
 
