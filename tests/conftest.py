@@ -228,6 +228,25 @@ def settle(page, timeout: int = 90_000, quiet: int = 300) -> None:
     page.wait_for_function(QUIET, arg=quiet, timeout=timeout, polling=50)
 
 
+def slug(path: str) -> str:
+    """The address a page script is served at: `pages/3_Attention.py` → `Attention`, home → ``."""
+    return "" if path == "home.py" else path.split("_", 1)[1].removesuffix(".py")
+
+
+def one_by_one(context, urls: list[str], tabs: int = 2):
+    """Yield a tab of `context` for each of `urls` in turn, its page asked for; the next ones are already
+    loading in the other tabs while the caller checks this one (a page load mostly waits: on the server, the
+    websocket, plotly.js). A tab is given its next page once the caller is done with it."""
+    pages = [context.new_page() for _ in range(min(tabs, len(urls)))]
+    for tab, url in zip(pages, urls):
+        tab.goto(url, wait_until="commit", timeout=120_000)
+    for index in range(len(urls)):
+        tab = pages[index % len(pages)]
+        yield tab
+        if index + len(pages) < len(urls):
+            tab.goto(urls[index + len(pages)], wait_until="commit", timeout=120_000)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
