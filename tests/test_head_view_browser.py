@@ -30,11 +30,19 @@ def app_url():
         yield url
 
 
+@pytest.fixture(scope="module")
+def context(browser):
+    """One browser context for the module: chromium keeps the frontend's files and compiled code after the
+    first page. Each test has a page of its own (its own Streamlit session), closed after it."""
+    with browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True) as context:
+        yield context
+
+
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
-    yield context.new_page()
-    context.close()
+def page(context):
+    page = context.new_page()
+    yield page
+    page.close()
 
 
 def open_app(page, url, **query):
