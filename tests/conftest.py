@@ -211,6 +211,27 @@ def browser():
         yield browser
 
 
+@pytest.fixture(scope="module")
+def context(browser):
+    """One browser context (1440 × 900, downloads accepted) for the tests of a module that need no fresh one:
+    chromium keeps the frontend's files and compiled code after the first page. Each test opens pages of its
+    own (their own Streamlit sessions) in a `with tab(context):` block, which closes them."""
+    with browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True) as context:
+        yield context
+
+
+@contextmanager
+def tab(context):
+    """`context` for the block; the pages opened in it are closed after it."""
+    before = set(context.pages)
+    try:
+        yield context
+    finally:
+        for page in context.pages:
+            if page not in before:
+                page.close()
+
+
 QUIET = QUIET_JS  # the page settled: bench/page_load.py, which times page loads by it too
 
 

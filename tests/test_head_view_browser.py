@@ -15,7 +15,7 @@ from PIL import Image
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from conftest import settle, streamlit_server, toy_labels, toy_tokens
+from conftest import settle, streamlit_server, tab, toy_labels, toy_tokens
 from model import load_model
 from model.words import word_groups, word_pattern
 
@@ -30,19 +30,11 @@ def app_url():
         yield url
 
 
-@pytest.fixture(scope="module")
-def context(browser):
-    """One browser context for the module: chromium keeps the frontend's files and compiled code after the
-    first page. Each test has a page of its own (its own Streamlit session), closed after it."""
-    with browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True) as context:
-        yield context
-
-
 @pytest.fixture
 def page(context):
-    page = context.new_page()
-    yield page
-    page.close()
+    """A page of its own (its own Streamlit session) in the module's browser context (conftest), closed after the test."""
+    with tab(context):
+        yield context.new_page()
 
 
 def open_app(page, url, **query):
