@@ -211,6 +211,27 @@ def browser():
         yield browser
 
 
+@pytest.fixture(scope="module")
+def context(browser):
+    """One browser context (1440 × 900, downloads accepted) for the tests of a module that need no fresh one:
+    chromium keeps the frontend's files and compiled code after the first page. Each test opens pages of its
+    own (their own Streamlit sessions) in a `with tab(context):` block, which closes them."""
+    with browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True) as context:
+        yield context
+
+
+@contextmanager
+def tab(context):
+    """`context` for the block; the pages opened in it are closed after it."""
+    before = set(context.pages)
+    try:
+        yield context
+    finally:
+        for page in context.pages:
+            if page not in before:
+                page.close()
+
+
 QUIET = QUIET_JS  # the page settled: bench/page_load.py, which times page loads by it too
 
 
@@ -226,6 +247,25 @@ def settle(page, timeout: int = 90_000, quiet: int = 300) -> None:
     in the page has changed for `quiet` ms (watched from the call on, so a click's rerun is seen to begin)."""
     page.evaluate("() => { if (window.__avQuiet) window.__avQuiet.last = performance.now(); }")
     page.wait_for_function(QUIET, arg=quiet, timeout=timeout, polling=50)
+
+
+def slug(path: str) -> str:
+    """The address a page script is served at: `pages/3_Attention.py` → `Attention`, home → ``."""
+    return "" if path == "home.py" else path.split("_", 1)[1].removesuffix(".py")
+
+
+def one_by_one(context, urls: list[str], tabs: int = 2):
+    """Yield a tab of `context` for each of `urls` in turn, its page asked for; the next ones are already
+    loading in the other tabs while the caller checks this one (a page load mostly waits: on the server, the
+    websocket, plotly.js). A tab is given its next page once the caller is done with it."""
+    pages = [context.new_page() for _ in range(min(tabs, len(urls)))]
+    for tab, url in zip(pages, urls):
+        tab.goto(url, wait_until="commit", timeout=120_000)
+    for index in range(len(urls)):
+        tab = pages[index % len(pages)]
+        yield tab
+        if index + len(pages) < len(urls):
+            tab.goto(urls[index + len(pages)], wait_until="commit", timeout=120_000)
 
 
 def free_port() -> int:

@@ -6,7 +6,7 @@ made. The tests then assert on what was read, each with its own messages (confte
 
 from __future__ import annotations
 
-from conftest import ROOT, chromium, settle
+from conftest import ROOT, chromium, one_by_one, settle, slug
 from ui import PAGES
 
 AXE = ROOT / ".cache" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
@@ -20,11 +20,6 @@ RUN = """async () => {
       .map((v) => ({rule: v.id, nodes: v.nodes.map((n) => n.html.slice(0, 120))})),
   };
 }"""
-
-
-def slug(path: str) -> str:
-    """The address a page script is served at: `pages/3_Attention.py` → `Attention`, home → ``."""
-    return "" if path == "home.py" else path.split("_", 1)[1].removesuffix(".py")
 
 
 def tab_through(page) -> tuple[list[dict], dict[str, dict], list[str]]:
@@ -52,15 +47,15 @@ def tab_through(page) -> tuple[list[dict], dict[str, dict], list[str]]:
 
 
 def visit_every_page(server: str) -> dict:
-    """Open every page in one chromium tab at 1440 × 900, in `ui.PAGES` order. Returns `pages`: per page
-    (in order) its label, axe-core's result (None when axe-core is not fetched) and the Tab walk's
-    (controls, reached, unmarked); `requests`: every address the browser asked for, in order; and `server`."""
+    """Open every page in chromium at 1440 × 900, in `ui.PAGES` order, each checked in its tab while the next
+    one loads in another (conftest's `one_by_one`). Returns `pages`: per page (in order) its label,
+    axe-core's result (None when axe-core is not fetched) and the Tab walk's (controls, reached, unmarked);
+    `requests`: every address the browser asked for, in order; and `server`."""
     out = {"server": server, "pages": [], "requests": []}
-    with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        page.on("request", lambda request: out["requests"].append(request.url))
-        for path, label, _ in PAGES:
-            page.goto(f"{server}/{slug(path)}")
+    with chromium() as browser, browser.new_context(viewport={"width": 1440, "height": 900}) as context:
+        context.on("request", lambda request: out["requests"].append(request.url))
+        tabs = one_by_one(context, [f"{server}/{slug(path)}" for path, _, _ in PAGES])
+        for (_, label, _), page in zip(PAGES, tabs):
             page.locator("h1").first.wait_for(timeout=120_000)
             settle(page, timeout=180_000)
             # the charts below the window too (they are drawn when scrolled to, and before printing)

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import pytest
 from playwright.sync_api import expect
 
-from conftest import server_pid, settle
+from conftest import server_pid, settle, tab
 from test_plotly_js import TRACES
 from ui import assets
 
@@ -131,8 +131,8 @@ def test_the_components_code_is_fetched_once_from_app_static_and_never_sent_with
     assert b'"version"' in received  # the charts' data did come this way
 
 
-def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server, browser):
-    with browser.new_context(viewport=WINDOW) as context:
+def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server, context):
+    with tab(context):
         page = open_attention(context, server)
         boxes = page.locator(".av-chart:not(.av-chart-hidden)").count()  # not the hidden charts of heads 1 to 3
         assert boxes >= 7  # stages, scaling pair, row statistics, value step, output step, overview
@@ -200,11 +200,11 @@ def test_a_toggle_changes_the_chart_in_place_and_every_chart_is_drawn(server, br
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 
-def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_figure_agrees(server, browser):
+def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_figure_agrees(server, context):
     """With the server stopped, a click on the scaling toggle, a key on the temperature slider, a hidden key
     and a click on the mask's pills redraw the first layer's stages in the browser (ui/components/chart/live.js); once the server runs again, its own
     figure replaces them: the same values and the same titles."""
-    with browser.new_context(viewport=WINDOW) as context:
+    with tab(context):
         page = open_attention(context, server)
         panel, titles, view = first_stages(page)
         opacity = lambda selector: float(page.evaluate(f"() => getComputedStyle(document.querySelector('{selector}')).opacity"))  # noqa: E731
@@ -258,13 +258,13 @@ BOX = "…or find one in any sentence"  # the "Hide key tokens" box, under the t
 TOKEN_PILLS = ".st-key-w_hide_here button[aria-pressed]"  # one a position, in order
 
 
-def test_a_tokens_pill_hides_it_at_once_and_the_box_and_the_servers_figure_agree(server, browser):
+def test_a_tokens_pill_hides_it_at_once_and_the_box_and_the_servers_figure_agree(server, context):
     """With the server stopped, a click on a token's pill redraws the stages without that key, a second
     click brings it back, a third pill adds another. Once the server runs again, the box lists both
     tokens and the server's figure has the browser's values and titles. Then, the server stopped again,
     a token taken out of the box (the control touched last) is what the browser draws, not the pills
     (which show the server's choice until its rerun)."""
-    with browser.new_context(viewport=WINDOW) as context:
+    with tab(context):
         page = open_attention(context, server)
         panel, titles, view = first_stages(page)
         pills = page.locator(TOKEN_PILLS)
@@ -313,12 +313,12 @@ SENDS_AND_DRAWS = """() => {
 
 
 @pytest.mark.parametrize("control", ["scaling", "mask"])
-def test_a_controls_new_value_leaves_for_the_server_before_the_browser_draws_ahead(server, browser, control):
+def test_a_controls_new_value_leaves_for_the_server_before_the_browser_draws_ahead(server, context, control):
     """The browser draws the stages ahead of the server's rerun (live.js), but only once Streamlit has sent
     the control's new value: the rerun then runs while the browser draws, not after (at 16 tokens the
     drawing takes 100 ms of this machine's main thread, which the rerun used to wait for). The server's
     figure, which draws the same, then takes the chart's place without drawing it again."""
-    with browser.new_context(viewport=WINDOW) as context:
+    with tab(context):
         page = open_attention(context, server)
         page.evaluate(SENDS_AND_DRAWS)
         page.locator(STAGES).first.evaluate("gd => { gd.__drawings = 0; gd.on('plotly_afterplot', () => gd.__drawings++); }")
@@ -337,12 +337,12 @@ def test_a_controls_new_value_leaves_for_the_server_before_the_browser_draws_ahe
         assert page.locator(STAGES).first.evaluate("gd => gd.__drawings") == 1  # drawn ahead, then not again
 
 
-def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_agrees(server, browser):
+def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_agrees(server, context):
     """With the server stopped, a click on head 2's pill shows head 2's stages, drawn in the browser from
     head 0's figure and head 2's raw scores (its placeholder); a click on head 0's pill hides head 0's. Once
     the server runs again, its figure of head 2 takes the same element without drawing it again: the same
     values and titles."""
-    with browser.new_context(viewport=WINDOW) as context:
+    with tab(context):
         page = open_attention(context, server)
         stages_of = "(head) => document.querySelector(`[class*=st-key-av_head_box_H${head}] .av-chart`)"
         shown = lambda head: page.evaluate(f"(({stages_of})({head})?.getBoundingClientRect().height || 0) > 0")  # noqa: E731
@@ -387,11 +387,11 @@ def test_a_heads_pill_shows_or_hides_its_stages_at_once_and_the_servers_figure_a
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 
-def test_a_head_clicked_off_and_on_again_is_shown_as_it_was_drawn(server, browser):
+def test_a_head_clicked_off_and_on_again_is_shown_as_it_was_drawn(server, context):
     """In a later layer (which the browser cannot draw ahead), a head's pill clicked off hides its stages
     and keeps their drawing; clicked on again, the server's figure is the same, and the chart is shown
     without being drawn again: the same plot, no plotly redraw."""
-    with browser.new_context(viewport=WINDOW) as context:
+    with tab(context):
         page = open_attention(context, server)
         thumb = page.locator("[data-testid=stSlider]").filter(has_text="Layer").get_by_role("slider")
         thumb.focus()
@@ -419,10 +419,10 @@ def test_a_head_clicked_off_and_on_again_is_shown_as_it_was_drawn(server, browse
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError], .av-chart-note:not(:empty)").count() == 0
 
 
-def test_a_chart_drawn_ahead_that_leaves_the_page_leaves_nothing_faded(server, browser):
+def test_a_chart_drawn_ahead_that_leaves_the_page_leaves_nothing_faded(server, context):
     """The fades belong to charts in the page: once a chart drawn ahead is gone (another page, another
     layer), the next click finds no chart ahead, and the formulas and badge are no longer faded."""
-    with browser.new_context(viewport=WINDOW) as context:
+    with tab(context):
         page = open_attention(context, server)
         classes = "() => document.documentElement.className"
         with server_stopped():
@@ -443,7 +443,7 @@ def stages_figure(text: str):
     return attention_page(settings, run_model(model, settings.sentences, settings.display), model=model).figures["stages-L0-H0"]
 
 
-def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server, browser, tmp_path):
+def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server, context, tmp_path):
     """PNG and SVG rendered by plotly.js in the page, at the server export's size; HTML and CSV made by the
     server when clicked and sent once with the chart's data: the chart is not redrawn, and a reload saves
     nothing again."""
@@ -460,7 +460,7 @@ def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server,
     text = "The cat sat on the mat."
     fig = stages_figure(text)
     width, height = fig["layout"].get("width") or 1280, fig["layout"].get("height") or 720
-    with browser.new_context(viewport=WINDOW, accept_downloads=True) as context:
+    with tab(context):
         page = context.new_page()
         page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat.")
         page.wait_for_selector(f"{STAGES} .main-svg", timeout=90_000)
@@ -513,7 +513,7 @@ def test_the_export_buttons_under_a_chart_save_png_svg_html_and_csv_once(server,
         assert saved_again == []  # the file went with one rerun's data only, and was saved once
 
 
-def test_a_hover_text_sent_as_rows_and_columns_and_values_sent_as_digits_are_unpacked_before_plotly_draws(server, browser):
+def test_a_hover_text_sent_as_rows_and_columns_and_values_sent_as_digits_are_unpacked_before_plotly_draws(server, context):
     """The value step's hover texts per cell go as their row and column parts, the output step's W_O (128 ×
     128) as 4 significant digits (ui/figures.py, browser_json): chart.js unpacks them, so plotly holds the
     figure's own text per cell, the hover names the token, and W_O holds the values Python decodes."""
@@ -533,7 +533,7 @@ def test_a_hover_text_sent_as_rows_and_columns_and_values_sent_as_digits_are_unp
     figures = attention_page(settings, run_model(model, settings.sentences, settings.display), model=model).figures
     fig, output_step = figures["value-step-L0-H0"], figures["output-step-L0"]
     w_o = decode(next(t for t in join_text(json.loads(browser_json(output_step)))["data"] if t["name"] == "W_O")["z"])
-    with browser.new_context(viewport=WINDOW) as context:
+    with tab(context):
         page = open_attention(context, server)
         chart = page.locator(".st-key-chart_value-step .av-chart-plot")  # drawn when scrolled to: its key, not its title
         chart.scroll_into_view_if_needed()
@@ -555,10 +555,10 @@ def test_a_hover_text_sent_as_rows_and_columns_and_values_sent_as_digits_are_unp
         np.testing.assert_allclose(w_o, next(t for t in output_step["data"] if t["name"] == "W_O")["z"], rtol=6e-4)
 
 
-def test_a_chart_in_a_tab_not_open_is_drawn_when_its_tab_opens(server, browser):
+def test_a_chart_in_a_tab_not_open_is_drawn_when_its_tab_opens(server, context):
     """The Tokens page compares four tokenizers in tabs: a chart in a tab not open takes no room and waits,
     as one below the window does (chart.js), and is drawn when its tab is clicked."""
-    with browser.new_context(viewport=WINDOW) as context:
+    with tab(context):
         page = context.new_page()
         page.goto(f"{server}/Tokens?text=The+cat+sat+on+the+mat.")
         page.get_by_role("tab").nth(1).wait_for(timeout=90_000)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import settle
+from conftest import settle, tab
 
 pytestmark = pytest.mark.browser
 
@@ -14,8 +14,8 @@ WIDTHS = """() => { const box = document.querySelector('.av-chart'); const svg =
 FOLLOWS = f"() => {{ const [box, svg] = ({WIDTHS})(); return Math.abs(box - svg) <= 2; }}"
 
 
-def test_the_first_chart_follows_the_window_narrower_and_wider(server, browser):
-    with browser.new_context(viewport={"width": 1440, "height": 900}) as context:
+def test_the_first_chart_follows_the_window_narrower_and_wider(server, context):
+    with tab(context):
         page = context.new_page()
         page.goto(f"{server}/Tokens?text=The+cat+sat+on+the+mat.")
         page.wait_for_selector(".av-chart .main-svg", timeout=90_000)

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from conftest import settle
+from conftest import settle, tab
 from model import load_model
 from model.corpus_heads import heldout_sentences
 from model.heads import corpus_summary
@@ -15,9 +15,9 @@ pytestmark = pytest.mark.browser
 BARS = ".st-key-chart_top-examples g.trace.bars g.point path"
 
 
-def test_a_click_on_an_example_opens_it_on_the_attention_page(server, browser):
+def test_a_click_on_an_example_opens_it_on_the_attention_page(server, context):
     sentence, query, key, weight = corpus_summary(load_model("toy"), heldout_sentences(), top=20).top_examples(1, 2)[2]
-    with browser.new_context(viewport={"width": 1440, "height": 900}) as context:
+    with tab(context):
         page = context.new_page()
         page.goto(f"{server}/Corpus?corpus=held-out&layer=1&heads=2")
         page.locator("h1").first.wait_for(timeout=120_000)
@@ -37,9 +37,9 @@ def test_a_click_on_an_example_opens_it_on_the_attention_page(server, browser):
         assert f"gives weight {weight:.4f}" in worked.inner_text()
 
 
-def test_the_tables_link_opens_the_example_in_a_new_tab(server, browser):
+def test_the_tables_link_opens_the_example_in_a_new_tab(server, context):
     sentence, query, key, weight = corpus_summary(load_model("toy"), heldout_sentences(), top=20).top_examples(1, 2)[0]
-    with browser.new_context(viewport={"width": 1440, "height": 900}) as context:
+    with tab(context):
         page = context.new_page()
         page.goto(f"{server}/Corpus?corpus=held-out&layer=1&heads=2")
         page.locator("h1").first.wait_for(timeout=120_000)
@@ -54,10 +54,10 @@ def test_the_tables_link_opens_the_example_in_a_new_tab(server, browser):
         page.mouse.move(x, y)
         with context.expect_page(timeout=30_000) as opened:
             page.mouse.click(x, y)
-        tab = opened.value
-        tab.locator("h1").first.wait_for(timeout=120_000)
-        settle(tab, timeout=120_000)
-        link = parse_qs(urlsplit(tab.url).query)
-        assert urlsplit(tab.url).path.endswith("/Attention") and link["text"] == [heldout_sentences()[sentence]]
+        opened_tab = opened.value
+        opened_tab.locator("h1").first.wait_for(timeout=120_000)
+        settle(opened_tab, timeout=120_000)
+        link = parse_qs(urlsplit(opened_tab.url).query)
+        assert urlsplit(opened_tab.url).path.endswith("/Attention") and link["text"] == [heldout_sentences()[sentence]]
         assert (link["pin"], link["cell"]) == ([str(query)], [f"{query},{key}"])
-        assert f"gives weight {weight:.4f}" in tab.get_by_text(re.compile(r"^Head 2, layer 1: ")).first.inner_text()
+        assert f"gives weight {weight:.4f}" in opened_tab.get_by_text(re.compile(r"^Head 2, layer 1: ")).first.inner_text()

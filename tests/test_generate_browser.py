@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from conftest import settle
+from conftest import settle, tab
 from ui.generate import TICK_S
 
 pytestmark = pytest.mark.browser
@@ -39,8 +39,8 @@ def shown_step(page) -> int:
     return int(page.evaluate(SHOWN))
 
 
-def test_the_arrow_keys_step_through_the_run(server, browser):
-    with browser.new_context(viewport={"width": 1440, "height": 900}) as context:
+def test_the_arrow_keys_step_through_the_run(server, context):
+    with tab(context):
         page = open_generate(context, server, "gen_n=6")
         caption = page.locator("text=/Step \\d of 6 read/").first
         assert caption.inner_text().startswith("Step 1 of 6 read")
@@ -61,9 +61,9 @@ def test_the_arrow_keys_step_through_the_run(server, browser):
         assert slider.get_attribute("aria-valuetext").startswith("2 · ")
 
 
-def test_play_steps_to_the_end_and_pause_stops_it(server, browser):
+def test_play_steps_to_the_end_and_pause_stops_it(server, context):
     n = 5
-    with browser.new_context(viewport={"width": 1440, "height": 900}) as context:
+    with tab(context):
         page = open_generate(context, server, f"gen_n={n}&step=1")
         play = page.get_by_role("button", name=re.compile("^(play_arrow|pause)?\\s*(Play|Pause)$"))
         page.evaluate(RECORD)
@@ -107,11 +107,12 @@ def overlap(a, b) -> bool:
 
 
 @pytest.mark.parametrize("width, height", [(390, 844), (1440, 900)])
-def test_the_token_strip_labels_never_overlap(server, browser, width, height):
+def test_the_token_strip_labels_never_overlap(server, context, width, height):
     """Each label inside its own token's box, none over another; on a wide screen every token is labelled,
     on a phone most are (the others on hover)."""
-    with browser.new_context(viewport={"width": width, "height": height}) as context:
+    with tab(context):
         page = context.new_page()
+        page.set_viewport_size({"width": width, "height": height})
         page.goto(f"{server}/Generate?gen_n=16&step=15")
         page.locator("h1").first.wait_for(timeout=120_000)
         settle(page, timeout=180_000)

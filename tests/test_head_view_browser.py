@@ -15,7 +15,7 @@ from PIL import Image
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from conftest import settle, streamlit_server, toy_labels, toy_tokens
+from conftest import settle, streamlit_server, tab, toy_labels, toy_tokens
 from model import load_model
 from model.words import word_groups, word_pattern
 
@@ -31,10 +31,10 @@ def app_url():
 
 
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
-    yield context.new_page()
-    context.close()
+def page(context):
+    """A page of its own (its own Streamlit session) in the module's browser context (conftest), closed after the test."""
+    with tab(context):
+        yield context.new_page()
 
 
 def open_app(page, url, **query):

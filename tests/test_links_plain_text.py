@@ -6,7 +6,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from conftest import chromium, settle
+from conftest import chromium, one_by_one, settle, slug
 from ui import PAGES
 from viz.content.settings import URL_KEYS
 
@@ -17,13 +17,11 @@ HOSTILE = "https://evil-example.com/login www.evil-example.com a@evil-example.co
 def test_no_link_markup_or_script_from_any_link_parameter_on_any_page(server):
     params = {key: HOSTILE for key in URL_KEYS.values() if key != "text"}
     params["text"] = "The cat sat on the mat. " + HOSTILE  # the sentences are echoed too (badges, captions, labels)
-    with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
+    with chromium() as browser, browser.new_context(viewport={"width": 1440, "height": 900}) as context:
         dialogs = []
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-        for path, label, _ in PAGES:
-            slug = "" if path == "home.py" else path.split("_", 1)[1].removesuffix(".py")
-            page.goto(f"{server}/{slug}?{urlencode(params)}")
+        context.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        tabs = one_by_one(context, [f"{server}/{slug(path)}?{urlencode(params)}" for path, _, _ in PAGES])
+        for (_, label, _), page in zip(PAGES, tabs):
             page.locator("h1").first.wait_for(timeout=120_000)
             settle(page, timeout=180_000)
             links = page.locator("a").evaluate_all(  # the page's own anchors carry its link: only other hosts count

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import scrolled_until, settle
+from conftest import scrolled_until, settle, tab
 
 pytestmark = pytest.mark.browser
 
@@ -23,9 +23,10 @@ CURVES = """() => {
 
 
 @pytest.mark.parametrize("width", [390, 1440])
-def test_a_legend_beside_the_plot_goes_above_it_on_a_phone(server, browser, width):
-    with browser.new_context(viewport={"width": width, "height": 900}) as context:
+def test_a_legend_beside_the_plot_goes_above_it_on_a_phone(server, context, width):
+    with tab(context):
         page = context.new_page()
+        page.set_viewport_size({"width": width, "height": 900})
         page.goto(f"{server}/Positional_encoding")
         page.locator("h1").first.wait_for(timeout=120_000)
         settle(page, timeout=180_000)
@@ -52,11 +53,12 @@ ROWS = """() => {
 
 
 @pytest.mark.parametrize("width", [390, 1440])
-def test_a_legend_beside_panels_with_titles_goes_below_the_axes_on_a_phone(server, browser, width):
+def test_a_legend_beside_panels_with_titles_goes_below_the_axes_on_a_phone(server, context, width):
     """How peaked each query row is: two panels with titles above them, which a legend above would cover.
     On a phone its legend goes under the axes' labels and title, and the panels keep the chart's width."""
-    with browser.new_context(viewport={"width": width, "height": 900}) as context:
+    with tab(context):
         page = context.new_page()
+        page.set_viewport_size({"width": width, "height": 900})
         page.goto(f"{server}/Attention?text=The+cat+sat+on+the+mat+by+the+river+bank.")
         page.locator("h1").first.wait_for(timeout=120_000)
         settle(page, timeout=180_000)

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from pypdf import PdfReader
 
-from conftest import settle
+from conftest import settle, tab
 
 pytestmark = pytest.mark.browser
 AT_TOP = "(i) => Math.abs(document.querySelectorAll('.av-chart:not(.av-chart-hidden)')[i].getBoundingClientRect().y) <= 80"
@@ -26,8 +26,9 @@ SCROLL_ENDED = """async (chart) => {
 
 
 @pytest.fixture(scope="module")
-def browser_page(browser):
-    return browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
+def browser_page(context):
+    """One page for the printing and the presentation tests, in the module's browser context (conftest)."""
+    return context.new_page()
 
 
 def open_page(page, url):
@@ -81,12 +82,12 @@ def test_presentation_mode_hides_the_sidebar_and_moves_by_figure(server, browser
 
 
 @pytest.mark.parametrize("width, height", [(1280, 720), (1440, 900)])
-def test_presentation_formula_row_fits_on_one_line_at_projector_widths(server, browser, width, height):
+def test_presentation_formula_row_fits_on_one_line_at_projector_widths(server, context, width, height):
     """The four formulas above the stage panels are whole (none cut at the row's edge or the window's)
     in one row, and no widget label ends in an ellipsis."""
-    context = browser.new_context(viewport={"width": width, "height": height})
-    try:
+    with tab(context):
         page = context.new_page()
+        page.set_viewport_size({"width": width, "height": height})
         open_page(page, f"{server}/Attention?text=The+cat+sat+on+the+mat.&present=1")
         boxes = page.evaluate(
             """() => [...document.querySelectorAll('.st-key-av_formulas .katex-html')].map((formula) => {
@@ -104,15 +105,12 @@ def test_presentation_formula_row_fits_on_one_line_at_projector_widths(server, b
             "() => [...document.querySelectorAll('.stMarkdownEllipsis')].filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent)"
         )
         assert cut == []
-    finally:
-        context.close()
 
 
-def test_the_presentation_toggle_in_the_sidebar_reruns_the_whole_page_into_presentation_mode(server, browser):
+def test_the_presentation_toggle_in_the_sidebar_reruns_the_whole_page_into_presentation_mode(server, context):
     """The toggle sits in the view's fragment (ui.page with a body), but presentation mode is drawn by the
     full run (stylesheet, the bar with the way out): switching it reruns the whole page, and back."""
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    try:
+    with tab(context):
         page = context.new_page()
         open_page(page, f"{server}/Attention?text=The+cat+sat+on+the+mat.")
         page.locator("[data-testid=stCheckbox]").filter(has_text="Presentation mode").locator("label").first.click()
@@ -124,5 +122,3 @@ def test_the_presentation_toggle_in_the_sidebar_reruns_the_whole_page_into_prese
         page.locator("section[data-testid=stSidebar]").wait_for(state="visible", timeout=60_000)
         assert page.get_by_role("button", name="Exit presentation").count() == 0
         assert page.locator("[data-testid=stException], [data-testid=stAlertContentError]").count() == 0
-    finally:
-        context.close()

@@ -4,7 +4,7 @@ title fits its figure and stays clear of the legend (plotly cuts a long title: c
 
 import pytest
 
-from conftest import settle
+from conftest import one_by_one, settle, slug
 from ui import PAGES
 
 pytestmark = pytest.mark.browser
@@ -60,11 +60,8 @@ TITLES = """() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)
 def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, browser, screen):
     width, height = SCREENS[screen]
     with browser.new_context(viewport={"width": width, "height": height}) as context:
-        page = context.new_page()
         formulas_seen = 0
-        for path, label, _ in PAGES:
-            slug = "" if path == "home.py" else path.split("_", 1)[1].removesuffix(".py")
-            page.goto(f"{server}/{slug}")
+        for (_, label, _), page in zip(PAGES, one_by_one(context, [f"{server}/{slug(path)}" for path, _, _ in PAGES])):
             page.locator("h1").first.wait_for(timeout=120_000)
             settle(page, timeout=180_000)
             seen = page.evaluate(LAYOUT)
