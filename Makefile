@@ -42,7 +42,9 @@ lint: install
 	$(PYTHON) -m ruff format --check .
 
 test: install browser nginx lint
-	$(PYTHON) -m pytest
+	@# two processes, a test file in one of them at a time: a browser test mostly waits (on the server, the
+	@# websocket, plotly.js), so one process left a core idle; a file's fixtures (its server, its browser) are made once
+	$(PYTHON) -m pytest -n 2 --dist loadfile
 
 bench: install browser nginx
 	$(PYTHON) -m pip install --quiet bertviz==1.4.1  # only for the size comparison
