@@ -24,7 +24,8 @@ LAYOUT = """() => {
   };
 }"""
 ALL_DRAWN = "() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden) .av-chart-plot')].every((gd) => gd.querySelector('.main-svg'))"
-# Every drawn chart: how far its title reaches past the figure's left and right edges, how far it runs
+# Every drawn chart: how far its title reaches past the figure's left and right edges and past the right
+# edge of its box (a figure wider than a phone scrolls in it: the stages), how far it runs
 # into a legend above the plot (pixels), and the largest overlap of two annotations (the panels' titles)
 # or of one with the title (px²; 0 when clear).
 TITLES = """() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden) .js-plotly-plot')].map((gd) => {
@@ -50,6 +51,7 @@ TITLES = """() => [...document.querySelectorAll('.av-chart:not(.av-chart-hidden)
   return {
     text: title.textContent, lines: title.querySelectorAll('tspan.line').length || 1,
     left: Math.max(0, svg.left - t.left), right: Math.max(0, t.right - svg.right),
+    shown: Math.max(0, t.right - gd.closest('.av-chart').getBoundingClientRect().right),  // past what a scrolling box shows
     legend: above && l.height ? Math.max(0, Math.min(t.bottom, l.bottom) - Math.max(t.top, l.top)) : 0,
     notes: Math.max(worst(notes, t), worst(between, null)),
   };
@@ -77,6 +79,7 @@ def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, brows
             titles = page.evaluate(TITLES)
             for title in titles:
                 assert title["left"] <= 1 and title["right"] <= 1 and title["legend"] <= 1, (screen, label, title)
+                assert title["shown"] <= 1, (screen, label, title)  # a figure wider than the screen scrolls: its title is not cut
                 assert title["notes"] <= 4, (screen, label, title)  # panel titles meet neither each other nor the title (px²)
             if label == "Generate":  # its titles are sentences: at a phone's width they take several lines
                 assert len(titles) == 5 and (screen == "tablet" or sum(t["lines"] > 1 for t in titles) >= 4), (screen, titles)

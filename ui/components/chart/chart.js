@@ -306,7 +306,7 @@ function createView(parent) {
           const figure = narrowerToFit(sent, gd.clientWidth);
           const layout = figure.layout || {};
           const room = figure === sent ? Math.max(gd.clientWidth, (layout.meta && layout.meta.min_width) || 0) : layout.width;
-          lookOfThePage(figure, gd, room, data.height);
+          lookOfThePage(figure, gd, room, data.height, box.clientWidth);
           view.fitted = layout.meta && layout.meta.narrower ? figure : null; // drawn again for another width (listen)
           if (view.fitted) gd.style.minHeight = `${figure === sent ? data.height : layout.height}px`;
           // a figure that needs its width to be read (layout.meta.min_width: the stages' panels) keeps it on a
@@ -546,15 +546,15 @@ function controlsMayHaveChanged(event) {
 
 for (const type of ["click", "keydown", "keyup", "input", "change", "pointerup"]) document.addEventListener(type, controlsMayHaveChanged, true);
 
-function lookOfThePage(figure, element, width, height) {
+function lookOfThePage(figure, element, width, height, shown) {
   // as Streamlit draws its own charts: the page's font where the figure names none, the title in bold,
-  // and the title's lines fitted to the width the chart has (fitTheWidth)
+  // and the title's lines fitted to the width the chart has and the part of it its box shows (fitTheWidth)
   const layout = figure.layout || {};
   const font = (layout.font = layout.font || {});
   if (!font.family) font.family = getComputedStyle(element).fontFamily;
   const title = layout.title;
   if (title && typeof title.text === "string" && title.text && !title.text.startsWith("<b>")) title.text = `<b>${title.text}</b>`;
-  return fitTheWidth(figure, width, height);
+  return fitTheWidth(figure, width, height, shown);
 }
 
 // A figure's title, margin and height as they were before fitTheWidth changed them (a figure is parsed once
@@ -563,12 +563,14 @@ const asSent = new WeakMap();
 const BREAK = /<br\s*\/?>/i; // a line break in plotly's text
 let measurer = null;
 
-function fitTheWidth(figure, width, height) {
+function fitTheWidth(figure, width, height, shown) {
   // plotly draws a title on one line and cuts what does not fit (a phone's 390 px, or a long title in the
   // print theme's larger font). The title's words are broken into lines that fit `width`; a horizontal
   // legend above the plot that wraps into rows is counted too. The top margin and the height grow by the
   // lines added, so the plot keeps its size and nothing overlaps. `height`: the figure's height where its
-  // layout names none. Returns the pixels added.
+  // layout names none. `shown`: the width its box shows, where a figure wider than a phone scrolls in it
+  // (the stages): a title from the left fits that, so that it is not cut at the box's edge. Returns the
+  // pixels added.
   const layout = figure.layout || {};
   if (!asSent.has(layout)) asSent.set(layout, { title: layout.title, margin: layout.margin, height: layout.height, annotations: layout.annotations, legend: layout.legend });
   const sent = asSent.get(layout);
@@ -585,7 +587,8 @@ function fitTheWidth(figure, width, height) {
   const fontSize = pick(layout, ["font", "size"]) || 12;
   const titleSize = pick(layout, ["title", "font", "size"]) || fontSize * 1.4;
   const x = pick(layout, ["title", "x"]) ?? 0.5;
-  const room = width * (1 - (x < 0.5 ? x : 0)) - (x < 0.5 ? 12 : 24);
+  let room = width * (1 - (x < 0.5 ? x : 0)) - (x < 0.5 ? 12 : 24);
+  if (shown && shown < width && x < 0.5) room = Math.min(room, shown - x * width - 12);
   const bare = sentText.startsWith("<b>") ? sentText.slice(3, -4) : sentText;
   const lines = [];
   for (const line of bare.split(BREAK)) {
