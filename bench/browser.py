@@ -139,6 +139,12 @@ MONITOR_JS = r"""
   const ran = () => { B.running = performance.now(); };
   new MutationObserver(ran).observe(document, {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
   setInterval(() => document.querySelector('[data-testid=stStatusWidget]') && ran(), 50);
+  // when the main thread's last long task (50 ms or more) ended: Streamlit's frontend draws a rerun's elements
+  // after its script has ended, with no chart changing and, when the rerun's messages came while a chart was
+  // drawn (they are then drawn in one pass), without its script state ever showing "running"
+  B.longUntil = 0;
+  const long = (list) => { for (const e of list.getEntries()) B.longUntil = Math.max(B.longUntil, e.startTime + e.duration); };
+  new PerformanceObserver(long).observe({type: 'longtask'});
 })();
 """
 
@@ -324,7 +330,7 @@ def _now(page) -> float:
 BUSY_JS = """() => {
   const app = document.querySelector('[data-testid=stApp]');
   const state = app ? app.getAttribute('data-test-script-state') : '';
-  return {now: performance.now(), changes: __bench.changes, running: __bench.running,
+  return {now: performance.now(), changes: __bench.changes, running: __bench.running, long: __bench.longUntil,
           busy: state === 'running' || state === 'rerunRequested' || !!document.querySelector('[data-testid=stStatusWidget]')};
 }"""
 
@@ -332,15 +338,15 @@ BUSY_JS = """() => {
 def _wait_settled(page, since_ms: float, timeout_s: float = ACTION_TIMEOUT_S, expect_change: bool = True) -> tuple[float | None, float | None]:
     """(changed, settled) in seconds after `since_ms` (browser clock); changed is None if no chart changed.
 
-    Settled: the script is not running (Streamlit's own `data-test-script-state`, its status widget) and no
-    chart changed for QUIET_S. A toggle is expected to change a chart: until one does (or NO_CHANGE_S passed)
+    Settled: the script is not running (Streamlit's own `data-test-script-state`, its status widget), and no
+    chart changed and the browser's main thread ran no long task for QUIET_S. A toggle is expected to change a chart: until one does (or NO_CHANGE_S passed)
     it is not settled.
     """
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         state = page.evaluate(BUSY_JS)
         after = [c for c in state["changes"] if c > since_ms]
-        last = max(after + [state["running"] if state["running"] > since_ms else since_ms])
+        last = max(after + [t for t in (state["running"], state["long"]) if t > since_ms] + [since_ms])
         waiting = expect_change and not after and state["now"] - since_ms < NO_CHANGE_S * 1000
         if not state["busy"] and not waiting and state["now"] - last >= QUIET_S * 1000:
             changed = (after[0] - since_ms) / 1000 if after else None

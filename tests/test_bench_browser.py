@@ -8,6 +8,7 @@ import pytest
 from bench.__main__ import parse
 from bench.browser import (
     BalancedServer,
+    _wait_settled,
     cpu_seconds,
     monitored_page,
     TARGETS,
@@ -104,6 +105,24 @@ def test_a_toggle_measured_in_chromium_changes_the_chart_and_costs_server_cpu():
     assert 0 < row["changed"]["median"] <= row["settled"]["median"] < 60
     assert row["cpu_s"] > 0 and row["cpu_new_view_s"] > 0 and row["cpu_seen_s"] is not None
     assert rows["errors"] == 0
+
+
+@pytest.mark.browser
+def test_a_page_is_not_settled_while_its_main_thread_runs_long_tasks():
+    """Streamlit's frontend draws a rerun's elements after its script has ended, with no chart changing and,
+    when the rerun's messages came while a chart was drawn, without its script state ever showing "running":
+    a long task of the main thread (50 ms or more) keeps the page from being settled."""
+    with monitored_page() as page:
+        page.goto("data:text/html,<p>a page</p>")
+        page.wait_for_function("() => __bench.changes.length > 0")  # the monitor's first look at the page's charts (none)
+        started = page.evaluate(
+            """() => { const t = performance.now(); __bench.changes.push(t + 10);
+              setTimeout(() => { const end = performance.now() + 150; while (performance.now() < end); }, 300);
+              return t; }"""
+        )
+        changed, settled = _wait_settled(page, started)
+    assert changed == pytest.approx(0.01, abs=0.005)
+    assert 0.45 <= settled < 0.7  # the end of the long task, not the chart's change
 
 
 def test_behind_nginx_the_server_cpu_counts_nginx_too_and_nginx_serves_the_frontend():
