@@ -35,7 +35,7 @@ from urllib.parse import quote, urlencode
 from bench.coldstart import BROWSER_ARGS, CHROMIUM, ROOT, _stop
 from deploy.serve import free_port, healthy, streamlit_command
 
-QUIET_S = 1.5  # no chart change for this long (and no running script) = settled
+QUIET_S = 1.5  # no chart change and no long task of the browser for this long (and no running script) = settled
 ACTION_TIMEOUT_S = 60.0
 NO_CHANGE_S = 20.0  # a toggle that changed no chart for this long is counted as "no change"
 VIEWPORT = {"width": 1440, "height": 900}
@@ -339,8 +339,8 @@ def _wait_settled(page, since_ms: float, timeout_s: float = ACTION_TIMEOUT_S, ex
     """(changed, settled) in seconds after `since_ms` (browser clock); changed is None if no chart changed.
 
     Settled: the script is not running (Streamlit's own `data-test-script-state`, its status widget), and no
-    chart changed and the browser's main thread ran no long task for QUIET_S. A toggle is expected to change a chart: until one does (or NO_CHANGE_S passed)
-    it is not settled.
+    chart changed and the browser's main thread ran no long task for QUIET_S. A toggle is expected to change a
+    chart: until one does (or NO_CHANGE_S passed) it is not settled.
     """
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
