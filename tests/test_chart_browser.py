@@ -241,7 +241,13 @@ def test_the_stages_follow_the_scaling_and_temperature_at_once_and_the_servers_f
             ahead, ahead_titles = panel("x4"), titles()
             assert "mask none" in ahead_titles[0] and ahead_titles[3].startswith("masked: 1 hidden")
             assert len(ahead) == 7 * 6  # no causal mask: every query sees every key but the hidden one
-        page.wait_for_function("() => ['scale=0', 'temp=1.25', 'hide=', 'mask=none'].every((part) => location.search.includes(part))", timeout=30_000)
+        parts = "['scale=0', 'temp=1.25', 'hide=', 'mask=none']"
+        try:
+            page.wait_for_function(f"() => {parts}.every((part) => location.search.includes(part))", timeout=30_000)
+        except Exception as error:  # what the page shows, for whoever reads a failure
+            script = "document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state')"
+            state = page.evaluate(f"() => [location.search, {view}.shown, {view}.wanted.version, {script}]")
+            raise AssertionError(f"the server's rerun did not show the four changes: {state}") from error
         page.wait_for_function(f"() => !{view}.predicted && {view}.shown === {view}.wanted.version", timeout=30_000)
         settle(page)
         assert titles() == ahead_titles  # the server's figure: the titles the browser wrote
