@@ -6,7 +6,8 @@
   each one way and back, at several input sizes and models: the time from the click (pointer or key down,
   browser clock) until any chart's data changed, and until the page settled (no chart change for `QUIET_S`
   and the script's status widget gone); the server's CPU seconds per toggle, read from /proc/<pid>/stat;
-- a page switch (Attention → Tokens → Attention): click → the new page's first chart;
+  the browser's main-thread time (CDP `Performance.getMetrics`), its JS heap and the bytes it received;
+- a page switch (Attention → Tokens → Attention): click → the new page's first chart, and the same browser work;
 - a PNG export: click → the download saved to disk;
 - a cold start (bench.coldstart): `streamlit run` → the Attention page's first chart;
 - the class: `class_size` browser contexts joining one a second, each with its own sentence, each
@@ -449,6 +450,32 @@ def _toggle_actions(page) -> dict:
 
 
 BUSY: dict[int, object] = {}  # id(page) → its DevTools session, which reads the browser's own busy time
+RECEIVED: dict[int, list[int]] = {}  # id(page) → [bytes the page has received: websocket frames and HTTP responses]
+
+
+def count_received(page) -> None:
+    """Count what `page` receives from now on (bytes_received): each websocket frame's payload (Streamlit's
+    messages: every element of a rerun, the figures in them) and each HTTP response's headers and body as
+    they crossed the network (Playwright's `Request.sizes`: the page's code, fonts and static files)."""
+    total = RECEIVED.setdefault(id(page), [0])
+
+    def frame(payload) -> None:
+        total[0] += len(payload.encode("utf-8") if isinstance(payload, str) else payload)
+
+    def response(request) -> None:
+        try:
+            sizes = request.sizes()
+        except Exception:  # the page has closed
+            return
+        total[0] += sizes["responseHeadersSize"] + max(0, sizes["responseBodySize"])
+
+    page.on("websocket", lambda socket: socket.on("framereceived", frame))
+    page.on("requestfinished", response)
+
+
+def bytes_received(page) -> int:
+    """The bytes `page` has received since count_received (events are read while Playwright waits on the page)."""
+    return RECEIVED[id(page)][0]
 
 
 @contextmanager
@@ -469,6 +496,7 @@ def monitored_page(throttle: float = 1.0, **context_options):
             if throttle != 1.0:
                 session.send("Emulation.setCPUThrottlingRate", {"rate": throttle})
             BUSY[id(page)] = session
+            count_received(page)
             yield page
         finally:
             browser.close()
@@ -490,15 +518,16 @@ def measure_toggles(page, server: Server, url: str, repeats: int, log, names: tu
     for name, (do, undo) in _toggle_actions(page).items():
         if name not in names:
             continue
-        changed, settled, missed, cpus, busy = [], [], 0, [], []
+        changed, settled, missed, cpus, busy, received = [], [], 0, [], [], []
         expect = True  # a toggle that once changed no chart in the window (a head's stages below it) is not waited for again
         for _ in range(repeats):
             for act in (do, undo):
-                cpu0, busy0 = server.cpu(), browser_busy(page)[0]
+                cpu0, busy0, bytes0 = server.cpu(), browser_busy(page)[0], bytes_received(page)
                 t0 = act()
                 c, s = _wait_settled(page, t0, expect_change=expect)
                 cpus.append(server.cpu() - cpu0)
                 busy.append(browser_busy(page)[0] - busy0)
+                received.append(bytes_received(page) - bytes0)
                 if c is None:
                     missed += 1
                     expect = False
@@ -510,11 +539,12 @@ def measure_toggles(page, server: Server, url: str, repeats: int, log, names: tu
         browser_s, heap = statistics.median(busy), browser_busy(page)[1]
         out[name] = dict(
             changed=summary(changed), settled=summary(settled), cpu_s=cpu, cpu_new_view_s=new_view, cpu_seen_s=seen, no_change=missed,
-            browser_busy_s=browser_s, js_heap_mb=heap,
+            browser_busy_s=browser_s, js_heap_mb=heap, received_kb=statistics.median(received) / 1024, received_new_view_kb=received[0] / 1024,
+            received_seen_kb=statistics.median(received[1:]) / 1024 if len(received) > 1 else None,
         )  # fmt: skip
         log(
             f"  {name}: changed {_fmt(out[name]['changed'])}, settled {_fmt(out[name]['settled'])}, server CPU {cpu:.3f} s "
-            f"(a new view {new_view:.3f} s, a view seen before {_seconds(seen)}), browser main thread {browser_s:.3f} s, JS heap {heap:.0f} MB"
+            f"(a new view {new_view:.3f} s, a view seen before {_seconds(seen)}), {_browser_work(out[name])}"
         )
     out["errors"] = page.locator(ERRORS).count()
     return out
@@ -524,17 +554,20 @@ def measure_page_switch(page, url: str, repeats: int) -> dict:
     page.goto(url)
     page.wait_for_selector(CHART, timeout=180_000)
     _wait_settled(page, 0, timeout_s=180, expect_change=False)
-    times = []
+    times, busy, received = [], [], []
     for _ in range(repeats):
         for label, title in (("Tokens", "Tokens"), ("Attention", "Attention")):
             page.evaluate(f"() => {{ document.querySelectorAll('{CHART}').forEach(g => g.__old = 1); __bench.newChart = 0; __bench.watchNew = {title!r}; }}")
+            busy0, bytes0 = browser_busy(page)[0], bytes_received(page)
             page.locator("[data-testid=stSidebarNav], [data-testid=stSidebar]").get_by_role("link", name=label, exact=True).first.click()
             t0 = _input_time(page)
             page.wait_for_function("() => __bench.newChart > 0", timeout=ACTION_TIMEOUT_S * 1000)
             times.append((page.evaluate("__bench.newChart") - t0) / 1000)
             page.evaluate("() => { __bench.watchNew = false; }")
             _wait_settled(page, _now(page), expect_change=False)
-    return summary(times)
+            busy.append(browser_busy(page)[0] - busy0)
+            received.append(bytes_received(page) - bytes0)
+    return dict(summary(times), browser_busy_s=statistics.median(busy), js_heap_mb=browser_busy(page)[1], received_kb=statistics.median(received) / 1024)
 
 
 def measure_png(page, url: str, repeats: int, folder: Path) -> dict:
@@ -801,6 +834,18 @@ def toggle_target(kind: str, tokens: int, targets: dict = TARGETS) -> float:
     return small if tokens <= 16 else large
 
 
+def _browser_work(row: dict) -> str:
+    """A toggle's or page switch's work in the browser (medians per action): main thread, JS heap, bytes received."""
+    text = f"browser main thread {row['browser_busy_s']:.3f} s, JS heap {row['js_heap_mb']:.0f} MB, received {row['received_kb']:.1f} KiB"
+    if "received_new_view_kb" in row:
+        text += f" (to a new view {row['received_new_view_kb']:.1f} KiB, to a view seen before {_kib(row.get('received_seen_kb'))})"
+    return text
+
+
+def _kib(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f} KiB"
+
+
 def _verdict(value: float | None, target: float) -> str:
     if value is None:
         return "no figure"
@@ -836,6 +881,8 @@ def format_browser_report(results: dict) -> str:
                 if r["no_change"]:
                     line += f"; {r['no_change']} toggle(s) changed no chart"
                 lines.append(line)
+                if "received_kb" in r:
+                    lines.append(f"    {'':<17}   {_browser_work(r)}")
             if row.get("errors"):
                 lines.append(f"    {row['errors']} error box(es) on the page")
     if "page_switch" in results:
@@ -844,6 +891,8 @@ def format_browser_report(results: dict) -> str:
         if "page_switch_p95" in targets:
             verdict += f"; p95 {_verdict(r.get('p95'), targets['page_switch_p95'])}"
         lines.append(f"  page switch → first chart: {_fmt(r)} [{verdict}]")
+        if "received_kb" in r:
+            lines.append(f"    per switch until settled: {_browser_work(r)}")
     if "png_export" in results:
         r = results["png_export"]
         lines.append(f"  PNG export click → file saved: {_fmt(r)}, {r.get('bytes', 0) / 1024:.0f} KiB [{_verdict(r.get('median'), TARGETS['png_export'])}]")

@@ -1,6 +1,10 @@
 """The browser benchmark (bench/browser.py): its statistics, its report against the targets, its options,
 and one real measurement in chromium that must see the charts change."""
 
+import functools
+import http.server
+import socketserver
+import threading
 import time
 
 import pytest
@@ -15,6 +19,7 @@ from bench.browser import (
     BrowserOptions,
     Server,
     attention_url,
+    bytes_received,
     class_words,
     format_browser_report,
     measure_toggles,
@@ -40,8 +45,10 @@ def test_report_says_which_figures_meet_their_targets():
         load_average_end=[2.0, 1.0, 1.0],
         notes=[],
         toggles={"toy": {"16": dict(scaling=toggle(0.1, 0.3), mask=toggle(0.4, 0.9, seen=0.07), load_average=[1.5, 1, 1])}},
-        page_switch=summary([0.7]),
+        page_switch=dict(summary([0.7]), browser_busy_s=0.46, js_heap_mb=50.2, received_kb=119.4),
     )
+    scaling_work = dict(browser_busy_s=0.33, js_heap_mb=35.0, received_kb=171.1, received_new_view_kb=292.4, received_seen_kb=49.8)
+    results["toggles"]["toy"]["16"]["scaling"].update(scaling_work)
     lines = format_browser_report(results).splitlines()
     scaling = next(line for line in lines if line.strip().startswith("scaling"))
     mask = next(line for line in lines if line.strip().startswith("mask"))
@@ -51,6 +58,11 @@ def test_report_says_which_figures_meet_their_targets():
     assert f"to a view seen before 0.070 s [MISSES ≤{TARGETS['cpu_per_toggle_toy_16']:g}]" in mask
     assert any("page switch" in line and "MISSES ≤0.5" in line for line in lines)
     assert any("[1.5, 1, 1]" in line for line in lines)  # every part carries its load average
+    # the browser's own work beside the times: main thread, JS heap, bytes received (a new view and one seen before)
+    work = lines[lines.index(scaling) + 1]
+    assert work.split() == "browser main thread 0.330 s, JS heap 35 MB, received 171.1 KiB (to a new view 292.4 KiB, to a view seen before 49.8 KiB)".split()
+    assert "per switch until settled: browser main thread 0.460 s, JS heap 50 MB, received 119.4 KiB" in lines[-1]
+    assert not any("received" in line for line in lines[lines.index(mask) : lines.index(mask) + 2][1:])  # a run without them prints none
 
 
 def test_a_run_at_cpu_x4_is_judged_by_the_low_end_laptops_targets():
@@ -104,7 +116,30 @@ def test_a_toggle_measured_in_chromium_changes_the_chart_and_costs_server_cpu():
     assert row["no_change"] == 0 and row["changed"]["n"] == 2, row  # off and on again: both changed a chart
     assert 0 < row["changed"]["median"] <= row["settled"]["median"] < 60
     assert row["cpu_s"] > 0 and row["cpu_new_view_s"] > 0 and row["cpu_seen_s"] is not None
+    # the first toggle goes to a new view: its figures are sent whole (the stages alone are over 10 KiB);
+    # back to the view seen before, Streamlit sends a reference for each message the browser already has
+    assert row["received_new_view_kb"] > 50 and 1 < row["received_seen_kb"] < row["received_new_view_kb"] / 2, row
+    assert row["browser_busy_s"] > 0.01 and row["js_heap_mb"] > 1
     assert rows["errors"] == 0
+
+
+@pytest.mark.browser
+def test_the_bytes_a_page_received_count_each_response_as_it_crossed_the_network(tmp_path):
+    body = "x" * 50_000
+    (tmp_path / "page.html").write_text(f"<p>{body}</p>")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    with socketserver.TCPServer(("127.0.0.1", 0), handler) as httpd:
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        try:
+            with monitored_page() as page:
+                before = bytes_received(page)
+                page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/page.html")
+                page.wait_for_function("() => document.body.textContent.length === 50000")
+                page.evaluate("1")  # Playwright reads the page's events while it waits on the page
+                received = bytes_received(page) - before
+        finally:
+            httpd.shutdown()
+    assert 50_007 <= received < 50_007 + 1024  # the body, "<p>…</p>", and the response's headers
 
 
 @pytest.mark.browser
