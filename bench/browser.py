@@ -216,13 +216,13 @@ def summary(values: list[float]) -> dict:
 
 
 class Server:
-    """`streamlit run app.py` on a free loopback port, in its own process group; its log in a temp file."""
+    """`streamlit run app.py` (or `script`) on a free loopback port, in its own process group; its log in a temp file."""
 
-    def __init__(self, extra: tuple[str, ...] = ()):
+    def __init__(self, extra: tuple[str, ...] = (), script: str = "app.py"):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix="bench-browser-", suffix=".log", delete=False)
-        command = streamlit_command(self.port, *extra)
+        command = streamlit_command(self.port, *extra, script=script)
         env = dict(os.environ, HF_HUB_OFFLINE="1")
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 90

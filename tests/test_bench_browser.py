@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from bench import floor
 from bench.__main__ import parse
 from bench.browser import (
     BalancedServer,
@@ -210,3 +211,21 @@ def test_a_cold_start_is_timed_by_the_pages_own_clock_and_the_median_of_runs_is_
     middle = median_cold_start(runs)
     assert middle["first_chart_s"] == 3.1 and middle["runs"] == [3.4, 2.9, 3.1] and middle["polled"] == [3.9, 3.4, 3.6]
     assert median_cold_start([dict(error="x")]) == dict(error="x")
+
+
+def test_the_floor_report_says_what_one_more_element_adds_to_a_rerun():
+    results = {"none": (0.130, 0.08, 2), "markdown": (0.236, 0.16, 22), "none, again": (0.150, 0.0, 2)}
+    lines = floor.report(results, 4.0, 20).splitlines()
+    assert "×4" in lines[0]
+    markdown = next(line for line in lines if line.strip().startswith("markdown"))
+    assert markdown.split() == "markdown 22 elements 0.236 s settled 0.16 s one more element: +4.8 ms".split()  # (0.236 − 0.140) / 20
+    assert "one more element" not in next(line for line in lines if line.strip().startswith("none, again"))
+
+
+@pytest.mark.browser
+@pytest.mark.bench
+def test_the_floor_page_draws_the_elements_it_is_asked_for_and_each_rerun_costs_the_browser():
+    results = floor.measure(1.0, 20, 3, kinds=("markdown", "pills"))
+    assert [results[name][2] for name in ("none", "markdown", "pills", "none, again")] == [2, 22, 22, 2]  # the toggle and "off"/"on"
+    assert all(0.005 < busy < 5 for busy, _, _ in results.values())
+    assert results["markdown"][0] > max(results["none"][0], results["none, again"][0])  # 20 markdown elements cost more than none
