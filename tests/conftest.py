@@ -235,6 +235,20 @@ def tab(context):
 QUIET = QUIET_JS  # the page settled: bench/page_load.py, which times page loads by it too
 
 
+def runs_our_attention(model) -> bool:
+    """Whether a plain forward pass of a loaded Hugging Face model (`model.load_model`) calls
+    model.interface's attention in every layer: inside a traced run, each call records its layer."""
+    import torch
+
+    from model.interface import TracedRun, traced_run
+
+    ids = torch.tensor([[1, 2, 3]])
+    run = TracedRun(n_layers=model.n_layers)
+    with torch.no_grad(), traced_run(run):
+        model.module(input_ids=ids, attention_mask=torch.ones_like(ids), **({"use_cache": False} if model.causal else {}))
+    return len(run.divisors) == model.n_layers
+
+
 def scrolled_until(selector: str, condition: str) -> str:
     """A wait's condition (JavaScript) that scrolls the element `selector` into view until `condition` holds:
     a chart is drawn when it comes near the window, and the page above it may still grow after a first

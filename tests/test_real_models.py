@@ -7,7 +7,9 @@ when its package is absent. Each model is loaded once for the whole session.
 import pytest
 import torch
 
+from conftest import runs_our_attention
 from model import load_model
+from model.interface import NAME
 from model.loading import bundled_path
 
 SENTENCES = ["Write a poem about a man fishing on a river bank.", "The bank raised its rates."]
@@ -15,7 +17,7 @@ SENTENCES = ["Write a poem about a man fishing on a river bank.", "The bank rais
 
 def _eager_copy(model, model_class):
     """The same weights with transformers' own eager attention (read from the folder the model came from)."""
-    return model_class.from_pretrained(model.module.config._name_or_path, attn_implementation="eager").eval()
+    return model_class.from_pretrained(model.module.config.name_or_path, attn_implementation="eager").eval()
 
 
 @pytest.fixture(scope="session")
@@ -90,14 +92,14 @@ def test_smollm2_predicts_paris(smollm2):
 def test_smollm2_pattern_equals_eager(smollm2):
     module = smollm2.module
     trace = smollm2.trace(["The capital of France is", "A river bank"])
-    own = module.config._attn_implementation
+    assert runs_our_attention(smollm2)
     module.set_attn_implementation("eager")
     try:
         with torch.no_grad():
             expected = module(input_ids=trace.input_ids, attention_mask=trace.key_valid.long(), output_attentions=True, use_cache=False)
     finally:
-        module.set_attn_implementation(own)
-    assert module.config._attn_implementation == own
+        module.set_attn_implementation(NAME)
+    assert runs_our_attention(smollm2)
     real = trace.key_valid[:, None, :, None]
     for layer in (0, 14, 29):
         torch.testing.assert_close(trace.stages(layer).pattern * real, expected.attentions[layer] * real, atol=1e-6, rtol=0)
