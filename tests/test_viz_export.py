@@ -254,7 +254,8 @@ def test_dead_server_falls_back_to_a_one_off_browser(monkeypatch):
     never = threading.Event()
     monkeypatch.setitem(image._server, "usable", True)
     monkeypatch.setattr(image, "_server_render", lambda fig_dict, opts: never.wait())
-    monkeypatch.setattr(image, "_server_thread_alive", lambda: False)
+    monkeypatch.setitem(image._server, "answered", True)
+    monkeypatch.setattr(image, "SERVER_TIMEOUT", 0.5)  # a server that answered before and now hangs
     data = viz.export.figure_to_png(small_heatmap(), scale=1.0, width=200, height=100)
     assert Image.open(io.BytesIO(data)).size == (200, 100)
     assert image._server["usable"] is False

@@ -22,7 +22,8 @@ import plotly.graph_objects as go
 
 DEFAULT_WIDTH = 1280
 DEFAULT_HEIGHT = 720
-RENDER_TIMEOUT = 60.0
+RENDER_TIMEOUT = 60.0  # a one-off browser's render, and the persistent server's first (it starts its Chromium)
+SERVER_TIMEOUT = 20.0  # the persistent server's render once it has answered (about 0.2 s; a thread it lost hangs)
 
 NO_CHROMIUM_MESSAGE = "PNG/SVG need Chromium: apt-get install chromium; HTML and the chart's camera button still work"
 
@@ -69,15 +70,14 @@ def static_export_available() -> tuple[bool, str]:
 # --- kaleido rendering -------------------------------------------------------
 
 _render_lock = threading.Lock()
-_server = {"usable": True}
+_server = {"usable": True, "answered": False}
 
 
-def _in_thread(function, timeout: float, *, keep_waiting=lambda: True) -> tuple[str, object]:
+def _in_thread(function, timeout: float) -> tuple[str, object]:
     """Run ``function`` in a daemon thread, waiting at most ``timeout`` seconds.
 
     Returns ``("ok", value)``, ``("error", exception)`` or ``("timeout", None)``.
-    Waiting stops early once ``keep_waiting()`` turns False. A daemon thread
-    never blocks the interpreter from exiting, even if it hangs.
+    A daemon thread never blocks the interpreter from exiting, even if it hangs.
     """
     result: dict = {}
 
@@ -90,7 +90,7 @@ def _in_thread(function, timeout: float, *, keep_waiting=lambda: True) -> tuple[
     worker = threading.Thread(target=run, daemon=True)
     worker.start()
     deadline = time.monotonic() + timeout
-    while worker.is_alive() and time.monotonic() < deadline and keep_waiting():
+    while worker.is_alive() and time.monotonic() < deadline:
         worker.join(0.1)
     if "ok" in result:
         return "ok", result["ok"]
@@ -99,18 +99,17 @@ def _in_thread(function, timeout: float, *, keep_waiting=lambda: True) -> tuple[
     return "timeout", None
 
 
-def _server_thread_alive() -> bool:
-    """False once kaleido's server thread has died (e.g. Chromium failed to start).
-
-    ``kaleido.calc_fig_sync`` would then wait forever, so this check lets the
-    caller give up early. It reads a private attribute defensively: if a
-    future kaleido renames it, the timeout still applies.
-    """
-    import kaleido
-
-    thread = getattr(getattr(kaleido, "_global_server", None), "_thread", None)
-    not_started_yet = thread is not None and thread.ident is None
-    return thread is None or not_started_yet or thread.is_alive()
+def _on_server(fig_dict: dict, opts: dict) -> tuple[str, object]:
+    """``_in_thread`` of a render on the persistent server. ``kaleido.calc_fig_sync`` waits forever on a
+    server whose thread has died (e.g. its Chromium failed), so a server that has answered before is given
+    ``SERVER_TIMEOUT``; a hung server is not used again in this process and is stopped."""
+    status, value = _in_thread(lambda: _server_render(fig_dict, opts), SERVER_TIMEOUT if _server["answered"] else RENDER_TIMEOUT)
+    if status == "ok":
+        _server["answered"] = True
+    elif status == "timeout":
+        _server["usable"] = False
+        _stop_server()
+    return status, value
 
 
 def _server_render(fig_dict: dict, opts: dict) -> bytes:
@@ -140,21 +139,17 @@ def _render_bytes(fig_dict: dict, opts: dict) -> bytes:
     """Render with the persistent server, falling back to a one-off browser.
 
     * the server answers: done (about 0.2 s);
-    * the server hangs or its thread died: it is not used again in this
-      process, the one-off browser renders instead;
+    * the server hangs (its thread died, or it does not answer): it is not
+      used again in this process, the one-off browser renders instead;
     * the server raises: the one-off browser tries too. If it succeeds, the
       server was at fault and is restarted on the next call; if it fails as
       well, the figure is at fault and its error is raised.
     """
     with _render_lock:
         if _server["usable"]:
-            status, value = _in_thread(lambda: _server_render(fig_dict, opts), RENDER_TIMEOUT, keep_waiting=_server_thread_alive)
+            status, value = _on_server(fig_dict, opts)
             if status == "ok":
                 return value
-            if status == "timeout":
-                _server["usable"] = False
-                if not _server_thread_alive():
-                    _stop_server()
         status, value = _in_thread(lambda: _oneshot_render(fig_dict, opts), RENDER_TIMEOUT)
         if status == "ok":
             if _server["usable"]:
@@ -179,12 +174,7 @@ def warm_up() -> bool:
     with _render_lock:
         if not _server["usable"]:
             return False
-        opts = dict(format="png", width=20, height=20, scale=1.0)
-        status, _ = _in_thread(lambda: _server_render(_WARM_FIGURE, opts), RENDER_TIMEOUT, keep_waiting=_server_thread_alive)
-        if status == "timeout":
-            _server["usable"] = False  # as _render_bytes does: exports use one-off browsers from now on
-            if not _server_thread_alive():
-                _stop_server()
+        status, _ = _on_server(_WARM_FIGURE, dict(format="png", width=20, height=20, scale=1.0))  # hung: one-off browsers from now on
         return status == "ok"
 
 
