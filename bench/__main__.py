@@ -39,6 +39,7 @@ def parse(argv: list[str] | None = None) -> tuple[Options, str | None]:
         "--class-front", choices=CLASS_FRONTS, default="nginx", help="--browser: the class reaches one app process through nginx (default) or directly"
     )
     parser.add_argument("--throttle", type=float, default=1.0, help="--browser: the browser's CPU slowed this many times (4: a low-end laptop)")
+    parser.add_argument("--network", choices=["slow"], help="--browser: the browser's network slowed to a school's shared link (150 ms, 1.6 Mbit/s)")
     parser.add_argument("--skip", default="", help=f"parts to leave out, comma-separated: {', '.join(PARTS)}")
     parser.add_argument("--only", default="", help="run only these parts, comma-separated")
     parser.add_argument("--repeats", type=int, help="measured runs per toggle / page (median); forward/trace get 5/3 of it")
@@ -75,7 +76,7 @@ def parse(argv: list[str] | None = None) -> tuple[Options, str | None]:
 
 def browser_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> BrowserOptions:
     listed = lambda text: tuple(p.strip() for p in (text or "").split(",") if p.strip())  # noqa: E731
-    options = BrowserOptions(log=sys.stderr, throttle=args.throttle)
+    options = BrowserOptions(log=sys.stderr, throttle=args.throttle, network=args.network)
     if args.sizes:
         try:
             options.sizes = main_sizes(args.sizes)

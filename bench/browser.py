@@ -31,7 +31,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 from bench.coldstart import BROWSER_ARGS, CHROMIUM, ROOT, _stop
 from deploy.serve import free_port, healthy, streamlit_command
@@ -473,9 +473,52 @@ def count_received(page) -> None:
     page.on("requestfinished", response)
 
 
+def sent_on_port(port: int) -> dict[str, int] | None:
+    """The bytes sent so far on each open TCP connection from local `port` (the server's end), keyed by the
+    other end: the kernel's count (Linux `ss -ti`), what crossed the network after the websocket's
+    compression. None where `ss` is missing."""
+    try:
+        out = subprocess.run(["ss", "-tinH", "state", "established", f"( sport = :{port} )"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    sent, peer = {}, None
+    for line in out.splitlines():
+        if not line.startswith((" ", "\t")):  # a connection: local and peer address; its counters follow on the next line
+            fields = line.split()
+            peer = fields[-1] if len(fields) >= 2 else None
+        elif peer is not None and (found := re.search(r"bytes_sent:(\d+)", line)):
+            sent[peer] = int(found.group(1))
+    return sent
+
+
+def sent_since(port: int, before: dict[str, int] | None) -> int | None:
+    """Bytes sent from `port` since `before` (sent_on_port): on connections open now, those opened since counted whole."""
+    after = sent_on_port(port)
+    if before is None or after is None:
+        return None
+    return sum(count - before.get(peer, 0) for peer, count in after.items())
+
+
 def bytes_received(page) -> int:
     """The bytes `page` has received since count_received (events are read while Playwright waits on the page)."""
     return RECEIVED[id(page)][0]
+
+
+# A school's network as Lighthouse models a slow mobile link ("Slow 4G"): 150 ms round trips, 1.6 Mbit/s
+# down, 750 kbit/s up (CDP `Network.emulateNetworkConditions`, which websockets go through too)
+NETWORKS = {"slow": {"offline": False, "latency": 150, "downloadThroughput": 1.6e6 / 8, "uploadThroughput": 750e3 / 8}}
+
+
+def emulate_network(page, name: str) -> None:
+    """From now on `page`'s network is NETWORKS[name]. Set after a first page load: a class's browsers have
+    the frontend's files (22 MB from Streamlit itself, 7 MB gzipped through nginx) from their first visit."""
+    BUSY[id(page)].send("Network.enable")
+    BUSY[id(page)].send("Network.emulateNetworkConditions", NETWORKS[name])
+
+
+def network_text(name: str) -> str:
+    conditions = NETWORKS[name]
+    return f"{conditions['latency']:g} ms, {conditions['downloadThroughput'] * 8 / 1e6:g} Mbit/s down, {conditions['uploadThroughput'] * 8 / 1e6:g} up"
 
 
 @contextmanager
@@ -518,16 +561,18 @@ def measure_toggles(page, server: Server, url: str, repeats: int, log, names: tu
     for name, (do, undo) in _toggle_actions(page).items():
         if name not in names:
             continue
-        changed, settled, missed, cpus, busy, received = [], [], 0, [], [], []
+        changed, settled, missed, cpus, busy, received, wire = [], [], 0, [], [], [], []
+        port = urlsplit(server.url).port
         expect = True  # a toggle that once changed no chart in the window (a head's stages below it) is not waited for again
         for _ in range(repeats):
             for act in (do, undo):
-                cpu0, busy0, bytes0 = server.cpu(), browser_busy(page)[0], bytes_received(page)
+                cpu0, busy0, bytes0, wire0 = server.cpu(), browser_busy(page)[0], bytes_received(page), sent_on_port(port)
                 t0 = act()
                 c, s = _wait_settled(page, t0, expect_change=expect)
                 cpus.append(server.cpu() - cpu0)
                 busy.append(browser_busy(page)[0] - busy0)
                 received.append(bytes_received(page) - bytes0)
+                wire.append(sent_since(port, wire0))
                 if c is None:
                     missed += 1
                     expect = False
@@ -541,6 +586,8 @@ def measure_toggles(page, server: Server, url: str, repeats: int, log, names: tu
             changed=summary(changed), settled=summary(settled), cpu_s=cpu, cpu_new_view_s=new_view, cpu_seen_s=seen, no_change=missed,
             browser_busy_s=browser_s, js_heap_mb=heap, received_kb=statistics.median(received) / 1024, received_new_view_kb=received[0] / 1024,
             received_seen_kb=statistics.median(received[1:]) / 1024 if len(received) > 1 else None,
+            network_new_view_kb=None if wire[0] is None else wire[0] / 1024,
+            network_seen_kb=statistics.median(wire[1:]) / 1024 if len(wire) > 1 and None not in wire else None,
         )  # fmt: skip
         log(
             f"  {name}: changed {_fmt(out[name]['changed'])}, settled {_fmt(out[name]['settled'])}, server CPU {cpu:.3f} s "
@@ -739,6 +786,7 @@ class BrowserOptions:
     class_front: str = "nginx"
     class_spacing_s: float = 1.0  # between two students joining; 15 s lets each finish first (no tabs competing)
     throttle: float = 1.0  # the browser's CPU slowed this many times (CDP; 4 stands for a student's low-end laptop)
+    network: str | None = None  # one of NETWORKS ("slow": a school's shared link), else loopback as it is
     log: object = field(default=sys.stderr, repr=False)
 
 
@@ -760,7 +808,9 @@ def run_browser(options: BrowserOptions) -> dict:
             print(f"[bench --browser] {message}", file=options.log, flush=True)
 
     models, notes = available_models(options.models)
-    results: dict = dict(load_average_start=load_average(), notes=notes, targets=targets_for(options.throttle), throttle=options.throttle)
+    results: dict = dict(
+        load_average_start=load_average(), notes=notes, targets=targets_for(options.throttle), throttle=options.throttle, network=options.network
+    )
     if {"toggles", "pages", "png"} & set(options.parts):
         server = Server()
         try:
@@ -768,6 +818,9 @@ def run_browser(options: BrowserOptions) -> dict:
                 # a first page before the toggles measured
                 page.goto(attention_url(server.url, "toy", texts_of_tokens("toy", (16,))[16]))
                 page.wait_for_selector(CHART, timeout=180_000)
+                if options.network:
+                    emulate_network(page, options.network)
+                    page.set_default_navigation_timeout(180_000)  # a new page's messages on a slow link
                 wait_until_quiet(say)
                 if "toggles" in options.parts:
                     results["toggles"] = {}
@@ -839,6 +892,8 @@ def _browser_work(row: dict) -> str:
     text = f"browser main thread {row['browser_busy_s']:.3f} s, JS heap {row['js_heap_mb']:.0f} MB, received {row['received_kb']:.1f} KiB"
     if "received_new_view_kb" in row:
         text += f" (to a new view {row['received_new_view_kb']:.1f} KiB, to a view seen before {_kib(row.get('received_seen_kb'))})"
+    if row.get("network_new_view_kb") is not None:
+        text += f"; on the network to a new view {row['network_new_view_kb']:.1f} KiB, to a view seen before {_kib(row.get('network_seen_kb'))}"
     return text
 
 
@@ -856,7 +911,9 @@ def format_browser_report(results: dict) -> str:
     targets = targets_for(results.get("throttle", 1.0))
     lines = [
         "",
-        "In the browser (Debian chromium via Playwright; server and browser on the same cores)",
+        "In the browser (Debian chromium via Playwright; server and browser on the same cores"
+        f"{'; browser CPU ×%g' % results['throttle'] if results.get('throttle', 1.0) != 1.0 else ''}"
+        f"{'; network: ' + results['network'] + ' (' + network_text(results['network']) + ')' if results.get('network') else ''})",
         f"  load average at start {results.get('load_average_start')}, at end {results.get('load_average_end')}",
     ]
     lines += [f"  note: {n}" for n in results.get("notes", [])]

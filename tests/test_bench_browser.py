@@ -22,6 +22,7 @@ from bench.browser import (
     attention_url,
     bytes_received,
     class_words,
+    emulate_network,
     format_browser_report,
     measure_toggles,
     summary,
@@ -49,6 +50,7 @@ def test_report_says_which_figures_meet_their_targets():
         page_switch=dict(summary([0.7]), browser_busy_s=0.46, js_heap_mb=50.2, received_kb=119.4),
     )
     scaling_work = dict(browser_busy_s=0.33, js_heap_mb=35.0, received_kb=171.1, received_new_view_kb=292.4, received_seen_kb=49.8)
+    scaling_work.update(network_new_view_kb=131.2, network_seen_kb=26.0)
     results["toggles"]["toy"]["16"]["scaling"].update(scaling_work)
     lines = format_browser_report(results).splitlines()
     scaling = next(line for line in lines if line.strip().startswith("scaling"))
@@ -61,7 +63,13 @@ def test_report_says_which_figures_meet_their_targets():
     assert any("[1.5, 1, 1]" in line for line in lines)  # every part carries its load average
     # the browser's own work beside the times: main thread, JS heap, bytes received (a new view and one seen before)
     work = lines[lines.index(scaling) + 1]
-    assert work.split() == "browser main thread 0.330 s, JS heap 35 MB, received 171.1 KiB (to a new view 292.4 KiB, to a view seen before 49.8 KiB)".split()
+    assert (
+        work.split()
+        == (
+            "browser main thread 0.330 s, JS heap 35 MB, received 171.1 KiB (to a new view 292.4 KiB, to a view seen before 49.8 KiB); "
+            "on the network to a new view 131.2 KiB, to a view seen before 26.0 KiB"
+        ).split()
+    )
     assert "per switch until settled: browser main thread 0.460 s, JS heap 50 MB, received 119.4 KiB" in lines[-1]
     assert not any("received" in line for line in lines[lines.index(mask) : lines.index(mask) + 2][1:])  # a run without them prints none
 
@@ -83,6 +91,7 @@ def test_browser_options_from_the_command_line():
     assert options.class_front == "nginx"  # the class goes through nginx unless told otherwise
     assert parse(["--browser", "--class-front", "direct"])[0].class_front == "direct"
     assert options.class_spacing_s == 1.0 and parse(["--browser", "--class-spacing", "15"])[0].class_spacing_s == 15.0  # one at a time
+    assert options.network is None and parse(["--browser", "--network", "slow"])[0].network == "slow"  # a school's shared link
     quick, _ = parse(["--browser", "--quick"])
     assert quick.sizes == (16,) and quick.repeats == 1 and "coldstart" not in quick.parts
     with pytest.raises(SystemExit):
@@ -120,6 +129,8 @@ def test_a_toggle_measured_in_chromium_changes_the_chart_and_costs_server_cpu():
     # the first toggle goes to a new view: its figures are sent whole (the stages alone are over 10 KiB);
     # back to the view seen before, Streamlit sends a reference for each message the browser already has
     assert row["received_new_view_kb"] > 50 and 1 < row["received_seen_kb"] < row["received_new_view_kb"] / 2, row
+    # on the network the websocket's messages are deflated (.streamlit/config.toml): fewer bytes than the page got
+    assert 0.2 * row["received_new_view_kb"] < row["network_new_view_kb"] < 0.8 * row["received_new_view_kb"], row
     assert row["browser_busy_s"] > 0.01 and row["js_heap_mb"] > 1
     assert rows["errors"] == 0
 
@@ -138,9 +149,15 @@ def test_the_bytes_a_page_received_count_each_response_as_it_crossed_the_network
                 page.wait_for_function("() => document.body.textContent.length === 50000")
                 page.evaluate("1")  # Playwright reads the page's events while it waits on the page
                 received = bytes_received(page) - before
+                fetch = """async () => { const t = performance.now();
+                  await (await fetch('page.html?again', {cache: 'no-store'})).text(); return performance.now() - t; }"""
+                fast = page.evaluate(fetch)
+                emulate_network(page, "slow")  # 1.6 Mbit/s down, 150 ms round trips
+                slow = page.evaluate(fetch)
         finally:
             httpd.shutdown()
     assert 50_007 <= received < 50_007 + 1024  # the body, "<p>…</p>", and the response's headers
+    assert fast < 150 and slow > 150 + 50_007 * 8 / 1.6e6 * 1000 * 0.9, (fast, slow)  # a round trip, then 0.25 s for the bytes
 
 
 @pytest.mark.browser

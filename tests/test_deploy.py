@@ -1,6 +1,11 @@
 """Deployment files: the Hugging Face Spaces front matter, nginx's configuration, the server's config."""
 
+import base64
+import os
+import socket
 import tomllib
+
+import pytest
 
 from conftest import ROOT
 import gzip
@@ -72,13 +77,44 @@ def test_access_log_rows_name_the_process_that_answered(tmp_path):
 
 
 def test_streamlit_does_not_collect_garbage_after_every_run():
-    from streamlit import config
+    import streamlit as st
 
     settings = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert settings["runner"]["postScriptGC"] is False
-    assert "runner.postScriptGC" in config._config_options_template  # the option this file sets still exists
     assert settings["server"]["fileWatcherType"] == "none"  # no walk over every loaded module per new session
-    assert "none" in config._config_options_template["server.fileWatcherType"].description
+    # options this Streamlit knows (get_option raises on one it does not), read from this file
+    assert st.get_option("runner.postScriptGC") is False and st.get_option("server.fileWatcherType") == "none"
+
+
+def websocket_extensions(host: str, port: int) -> str:
+    """The extensions a server at host:port agrees to when a browser opens Streamlit's websocket asking for
+    permessage-deflate, as chromium does (the handshake's Sec-WebSocket-Extensions)."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    request = (
+        f"GET /_stcore/stream HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: streamlit\r\n"
+        "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n\r\n"
+    )
+    with socket.create_connection((host, port), timeout=30) as connection:
+        connection.sendall(request.encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = connection.recv(4096)
+            assert chunk, answer
+            answer += chunk
+    head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1").splitlines()
+    assert head[0].startswith("HTTP/1.1 101"), head
+    return next((line.split(":", 1)[1].strip() for line in head if line.lower().startswith("sec-websocket-extensions:")), "")
+
+
+@pytest.mark.browser  # nginx, as `make test` installs it with chromium
+def test_the_websocket_is_deflated_from_the_app_and_through_nginx():
+    """What a new view sends (figures as JSON and base64) crosses the network deflated, about half its size."""
+    settings = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert settings["server"]["enableWebsocketCompression"] is True
+    with Cluster(1) as cluster:
+        assert websocket_extensions("127.0.0.1", cluster.backend_ports[0]).startswith("permessage-deflate")
+        assert websocket_extensions("127.0.0.1", cluster.port).startswith("permessage-deflate")
 
 
 def test_page_content_is_built_once_per_view_and_never_shared_for_a_session_model():
