@@ -199,7 +199,8 @@ def test_behind_nginx_the_server_cpu_counts_nginx_too_and_nginx_serves_the_front
                 break
             time.sleep(0.05)
         assert len(sent) == 20 and all(row["port"] is None for row in sent)  # nginx sent them, no app process
-        assert server.cpu() >= cpu_seconds(server.pid) + server.nginx_cpu() - 0.02
+        parts = cpu_seconds(server.pid) + server.nginx_cpu()  # read before the whole: the app process may still be importing
+        assert server.cpu() >= parts - 0.02
         assert server.nginx_cpu() >= nginx_before
     finally:
         server.stop()
