@@ -262,6 +262,21 @@ def test_dead_server_falls_back_to_a_one_off_browser(monkeypatch):
     never.set()
 
 
+def test_a_server_that_failed_is_started_again_with_time_to_start_its_browser(monkeypatch):
+    """The server raises, a one-off browser renders: the server was at fault and is stopped; the next one it
+    starts must start its Chromium, so its first render is given RENDER_TIMEOUT, not SERVER_TIMEOUT."""
+    monkeypatch.setitem(image._server, "usable", True)
+    monkeypatch.setitem(image._server, "answered", True)
+
+    def fails(fig_dict, opts):
+        raise RuntimeError("the server's tab crashed")
+
+    monkeypatch.setattr(image, "_server_render", fails)
+    data = viz.export.figure_to_png(small_heatmap(), scale=1.0, width=200, height=100)
+    assert Image.open(io.BytesIO(data)).size == (200, 100)
+    assert image._server["usable"] is True and image._server["answered"] is False
+
+
 # --- zip ---------------------------------------------------------------------
 
 

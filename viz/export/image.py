@@ -131,6 +131,7 @@ def _stop_server() -> None:
     import kaleido
 
     status, _ = _in_thread(lambda: kaleido.stop_sync_server(silence_warnings=True), 15)
+    _server["answered"] = False  # a server started again starts its Chromium: its first render gets RENDER_TIMEOUT
     if status != "ok":
         _server["usable"] = False
 
