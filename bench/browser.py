@@ -557,12 +557,11 @@ def measure_toggles(page, server: Server, url: str, repeats: int, log, names: tu
     page.wait_for_selector(CHART, timeout=180_000)
     _wait_settled(page, 0, timeout_s=180, expect_change=False)
     wait_until_quiet(log)
-    out = {}
+    out, port = {}, urlsplit(server.url).port
     for name, (do, undo) in _toggle_actions(page).items():
         if name not in names:
             continue
         changed, settled, missed, cpus, busy, received, wire = [], [], 0, [], [], [], []
-        port = urlsplit(server.url).port
         expect = True  # a toggle that once changed no chart in the window (a head's stages below it) is not waited for again
         for _ in range(repeats):
             for act in (do, undo):
