@@ -206,7 +206,7 @@ class TracedModel:
         )
 
     def _has_next_token(self, logits) -> bool:
-        # the toy's last-position prediction is shown for both of its objectives (as before this field)
+        # the toy's last-position prediction is shown for both of its objectives
         return logits is not None and (self.lm_head == "next" or self.is_toy)
 
     def _run(self, input_ids, key_valid, mask, scale, temperature, ablate, ablate_with, logits=True) -> dict:

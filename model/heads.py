@@ -26,7 +26,7 @@ from torch import Tensor, nn
 
 from model import imports
 from model.corpus_heads import corpus_summary as _corpus_summary
-from model.head_statistics import (  # noqa: F401  (model.heads is where they have been read from)
+from model.head_statistics import (  # noqa: F401  (re-exported: model.heads is their public home)
     PREVIOUS_MIN,
     SELF_MIN,
     FIRST_MIN,

@@ -118,8 +118,8 @@ def test_the_charts_draw_with_the_cartesian_bundle_and_never_fetch_streamlits_ch
 
 
 def test_the_components_code_is_fetched_once_from_app_static_and_never_sent_with_an_element(first_visit):
-    """Each chart's message carried the 45 KB of the chart component's code (ui/assets.py): now
-    the page imports it once from app/static/, and a toggle's messages hold figures, not code."""
+    """The chart component's code (45 KB, ui/assets.py) is fetched once from app/static/, never sent with
+    an element: a toggle's messages hold figures, not code."""
     toggled = first_visit["toggled"]
     answers = toggled["code"]
     names = sorted(name for name, _, _ in answers)
@@ -322,7 +322,7 @@ SENDS_AND_DRAWS = """() => {
 def test_a_controls_new_value_leaves_for_the_server_before_the_browser_draws_ahead(server, context, control):
     """The browser draws the stages ahead of the server's rerun (live.js), but only once Streamlit has sent
     the control's new value: the rerun then runs while the browser draws, not after (at 16 tokens the
-    drawing takes 100 ms of this machine's main thread, which the rerun used to wait for). The server's
+    drawing takes 100 ms of this machine's main thread, which the rerun does not wait for). The server's
     figure, which draws the same, then takes the chart's place without drawing it again."""
     with tab(context):
         page = open_attention(context, server)

@@ -100,7 +100,7 @@ def test_csv_only_and_print_theme(tmp_path):
 
 def test_python_m_viz_export_loads_the_exporters_once():
     """`python -m viz.export` runs the package's __main__, which imports viz.cli, which imports viz.export:
-    one copy of each module, so one render lock (export.py and cli.py used to import each other)."""
+    one copy of each module, so one render lock."""
     code = (
         "import gc, runpy, sys\n"
         "sys.argv = ['viz.export', '--help']\n"

@@ -14,11 +14,11 @@ positional page's sliders at their bounds, the sampling temperature and top-k at
 Their full product is about 2.6·10⁹ views. The grid is an all-pairs covering array over them
 (`grid_design.all_pairs`, seeded, deterministic): every level of every factor meets every level of every
 other factor in at least one row, so every page is drawn with every model, every mask with every
-temperature, and so on; with the 9 pages of today that is 97 rows (the lower bound is pages × models =
-90). Each row is one AppTest session opened with the settings in the URL query string (stable while the
-pages and widgets move), then switched to its page. Rows are sorted by model so the four-entry model
-cache does not reload. The hypothesis test below draws further views from strategies for the same
-settings and page inputs, so a new failure shrinks to a minimal case.
+temperature, and so on: at least pages × models rows, at most twice as many. Each row is one AppTest
+session opened with the settings in the URL query string (stable while the pages and widgets move), then
+switched to its page. Rows are sorted by model so the four-entry model cache does not reload. The
+hypothesis test below draws further views from strategies for the same settings and page inputs, so a new
+failure shrinks to a minimal case.
 
 Each view fails on: an exception; "could not be drawn" anywhere; an error message other than the
 offline fallback of a Hub model; a logged exception (`guarded()` logs its traceback on the server);

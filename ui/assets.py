@@ -79,7 +79,7 @@ def component_js(module: str, served: bool, folder: Path = STATIC) -> str:
         return code(module)
     try:
         path = write(module, folder)
-    except OSError:  # a read-only checkout: inline, as before
+    except OSError:  # a read-only checkout: inline, as without static serving
         return code(module)
     where = SERVED + path.name
     return LOADER % {"path": where, "path_json": json.dumps(where)}

@@ -48,7 +48,7 @@ def with_cell_targets(fig: dict, *, xaxis: str = "x", yaxis: str = "y", cell: tu
 
     Written as plotly JSON (viz.plain), not by editing a validated copy: a new view's two clickable
     figures took 9.7 ms that way, of a new view's ~110 ms of server CPU. Nothing is added to the heatmap
-    itself: an invisible marker on every cell, as this once was, made the redraw of the stages chart at 16
+    itself: an invisible marker on every cell would make the redraw of the stages chart at 16
     tokens take 45-50 ms instead of 26-32 ms, and 4 s at 128 × 128 (chromium: markers are styled one by one)."""
     data = list(fig["data"])
     on_axes = lambda trace: (trace.get("xaxis") or "x") == xaxis and (trace.get("yaxis") or "y") == yaxis  # noqa: E731

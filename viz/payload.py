@@ -151,7 +151,7 @@ def used_template(layout: dict, data: list[dict]) -> dict:
 
 
 def _json(spec: dict) -> str:
-    """What plotly.io.to_json_plotly writes, less its escapes for JSON inside HTML ("/" as "\\u002f": 5 bytes
+    """What plotly.io.json.to_json_plotly writes, less its escapes for JSON inside HTML ("/" as "\\u002f": 5 bytes
     more for every 64th character of an array's base64): orjson as plotly calls it, without the escapes."""
     try:
         import orjson
