@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -106,13 +107,13 @@ def test_standalone_page_inlines_the_component_and_needs_no_network(trace):
 
 
 def test_attention_page_takes_the_pinned_token_the_cell_and_word_level_from_the_settings():
-    from viz.content import Settings, attention_page, run_model
+    from viz.content import attention_page, run_model
     from viz.content.settings import from_query, to_query
 
     settings, notices = from_query({"text": "The antidisestablishmentarianism of tokenization.", "pin": "3", "cell": "8,2", "words": "1"})
     assert not notices and (settings.pinned, settings.cell, settings.words) == (3, (8, 2), True)
     assert to_query(settings)["cell"] == "8,2" and to_query(settings)["pin"] == "3" and to_query(settings)["words"] == "1"
-    settings = Settings(**{**settings.__dict__, "model": "toy-random", "tokenizer": "gpt2-bpe"})
+    settings = replace(settings, model="toy-random", tokenizer="gpt2-bpe")
     model = load_model("toy-random", tokenizer="gpt2-bpe")
     trace = run_model(model, settings.sentences, settings.display)
     content = attention_page(settings, trace)

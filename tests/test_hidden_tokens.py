@@ -1,6 +1,7 @@
 """A token hidden in one sentence: the model runs without it in that sentence only, through its whole
 forward pass (later layers, hidden states, predictions), and every other sentence is untouched."""
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -82,7 +83,7 @@ def test_titles_name_the_hidden_token_only_for_its_sentence(models):
     trace = run_model(model, settings.sentences, settings.display)
     word = trace.tokens[0][6].text.strip()  # titles name the word without the BPE piece's leading space
     first = attention_page(settings, trace, overview=False).figures["stages-L0-H0"]
-    second = attention_page(Settings(**{**settings.__dict__, "sentence": 1}), trace, overview=False).figures["stages-L0-H0"]
+    second = attention_page(replace(settings, sentence=1), trace, overview=False).figures["stages-L0-H0"]
     assert f"hidden “{word}”" in first["layout"]["title"]["text"] and "+ 1 hidden" in first["layout"]["annotations"][2]["text"]
     assert "hidden" not in second["layout"]["title"]["text"].split("·", 1)[1].replace("what-if", "")
     assert "what-if" in second["layout"]["title"]["text"]  # the run differs, in another sentence
@@ -137,7 +138,7 @@ def test_the_url_round_trips_and_a_first_version_link_hides_the_same_tokens():
 
 
 def replace_hidden(settings, hidden):
-    return Settings(**{**settings.__dict__, "hidden": hidden})
+    return replace(settings, hidden=hidden)
 
 
 def test_the_command_line_hides_a_token_of_one_sentence_or_a_position_in_every_sentence():
