@@ -1,14 +1,10 @@
-import json
 from dataclasses import replace
 
 import streamlit as st
 
-from model.train import CHECKPOINT
 from ui import apply_settings, page
-from ui.training import cpu_budget_s, loss_chart, own_text_box, train_here, trained_here
+from ui.training import MAX_STEPS, cpu_budget_s, loss_chart, own_text_box, shipped_training, train_here, trained_here, trained_message
 from viz.content.settings import PE_BASES, SESSION_MODEL
-
-MAX_STEPS = 3000
 
 context = page("Train")
 st.markdown(
@@ -20,7 +16,7 @@ st.markdown(
     "if someone else is training, you wait in line and see your place."
 )
 
-shipped = json.loads((CHECKPOINT / "training.json").read_text())
+shipped = shipped_training()
 with st.expander("How the shipped model learned"):
     loss_chart(shipped["task_losses"])
     st.caption(
@@ -50,11 +46,5 @@ if start and train_here(n_layers, n_heads, d_model, pe_base, causal, int(steps),
     st.rerun()
 
 if (done := trained_here()) is not None:
-    model, losses, trained_on, note = done
-    st.success(
-        f"Your model ({model.n_layers} layers × {model.n_heads} heads, d_model {model.d_model}) trained for "
-        f"{len(losses)} steps on {trained_on}: loss {losses[0]:.2f} → {sum(losses[-20:]) / min(20, len(losses)):.2f}. "
-        "It is now the model on every page (choose it again in the sidebar any time)." + note,
-        icon="✅",
-    )
-    loss_chart(losses)
+    st.success(trained_message(*done), icon="✅")
+    loss_chart(done[1])

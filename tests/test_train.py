@@ -315,3 +315,19 @@ def test_each_shipped_checkpoint_records_the_settings_it_is_trained_with(kind, f
     from model.train import TRAIN_STAGES
 
     assert TrainConfig(**json.loads((folder / "training.json").read_text())["train"]) == TRAIN_STAGES[kind][0]
+
+
+def test_the_train_page_says_the_loss_from_the_first_step_to_the_mean_of_the_last_twenty():
+    from types import SimpleNamespace
+
+    from ui.training import MAX_STEPS, shipped_training, trained_message
+
+    model = SimpleNamespace(n_layers=1, n_heads=2, d_model=16)
+    losses = [5.0] + [9.0] * 19 + [1.0] * 10 + [3.0] * 10  # the last twenty average 2
+    text = trained_message(model, losses, "the app's sentences", " Stopped early.")
+    assert "(1 layer × 2 heads, d_model 16) trained for 40 steps on the app's sentences: loss 5.00 → 2.00." in text
+    assert text.endswith(" Stopped early.")
+    assert "loss 4.00 → 2.33." in trained_message(model, [4.0, 2.0, 1.0], "x", "")  # fewer than twenty: all of them
+    shipped = shipped_training()
+    assert shipped is shipped_training() and shipped["train"]["sense_weight"] > 0 and len(shipped["task_losses"]) > 100
+    assert shipped["train"]["steps"] <= MAX_STEPS

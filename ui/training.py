@@ -3,7 +3,9 @@ with their place and the real wait shown, each training bounded in CPU time; liv
 
 from __future__ import annotations
 
+import functools
 import itertools
+import json
 import os
 import threading
 import time
@@ -14,9 +16,19 @@ import streamlit as st
 from model.adapters import ToyModel
 from model.own_text import MAX_CHARS, OwnText, TextError, decode_upload, training_sentences
 from model.toy import ToyConfig
-from model.train import TrainConfig, train, word_model_config
+from model.train import CHECKPOINT, TrainConfig, train, word_model_config
 from ui.text import md
 from viz.content.settings import SESSION_MODEL
+
+
+MAX_STEPS = 3000  # the most steps the Train page offers; the CPU budget may stop a training sooner
+
+
+@functools.cache
+def shipped_training() -> dict:
+    """The shipped toy model's training record (model/checkpoints/training.json: its losses, its settings),
+    read once per process."""
+    return json.loads((CHECKPOINT / "training.json").read_text(encoding="utf-8"))
 
 
 def cpu_budget_s(environ=os.environ) -> float:
@@ -178,3 +190,15 @@ def trained_here() -> tuple[ToyModel, list[float], str, str] | None:
         return None
     state = st.session_state
     return state["session_model"], state["session_losses"], state.get("session_trained_on", "the app's sentences"), state.get("session_trained_note", "")
+
+
+def trained_message(model: ToyModel, losses: list[float], trained_on: str, note: str) -> str:
+    """What the session's training did: the model's size, its steps, what it read, and its loss from the
+    first step to the mean of the last 20."""
+    last = losses[-20:]
+    layers, heads = (f"{n} {word}{'' if n == 1 else 's'}" for n, word in ((model.n_layers, "layer"), (model.n_heads, "head")))
+    return (
+        f"Your model ({layers} × {heads}, d_model {model.d_model}) trained for "
+        f"{len(losses)} steps on {trained_on}: loss {losses[0]:.2f} → {sum(last) / len(last):.2f}. "
+        "It is now the model on every page (choose it again in the sidebar any time)." + note
+    )
