@@ -1,8 +1,8 @@
 import streamlit as st
 
 from ui import ATTENTION, FIGURES, guarded, page, show, show_notices, show_table
-from ui.corpus import compared, corpus, corpus_controls, downloads, examples_table, open_clicked_example, open_example, page_buttons, shown_page, summary
-from viz.content.corpus import PAGE_SIZE, corpus_page, head_name
+from ui.corpus import compared, corpus, corpus_content, corpus_controls, downloads, examples_table, open_clicked_example, open_example, page_buttons, summary
+from viz.content.corpus import head_name
 
 
 def body(context):
@@ -19,8 +19,7 @@ def body(context):
             return
         settings = context.settings
         layer, head = settings.layer, settings.heads[0]
-        examples_page = shown_page(settings, max(1, -(-len(result.top_examples(layer, head)) // PAGE_SIZE)))
-        content = corpus_page(result, layer, head, other, examples_page, statistic=settings.corpus_statistic, view=settings, sentences=sentences)
+        content = corpus_content(settings, result, other, sentences)
         for notice in notices:
             st.info(notice, icon="ℹ️")
         if not settings.display.is_models_own:
@@ -31,7 +30,7 @@ def body(context):
             "the query in [brackets] gives it to the coloured key. **Click a bar** to open its sentence on the Attention page, "
             "with this head and that query pinned."
         )
-        page_buttons(examples_page, content.values["examples_pages"], content.values["examples"])
+        page_buttons(content.values["examples_page"], content.values["examples_pages"], content.values["examples"])
         show(content, "top-examples", on_click=open_clicked_example(settings, sentences, layer, head))
         show_notices(content, "examples-")
         with st.expander("The examples as a table, each with a link to the Attention page"):

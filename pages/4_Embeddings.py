@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import ATTENTION, FIGURES, guarded, key, page, show, show_notices, show_table
+from ui import ATTENTION, FIGURES, guarded, key, page, show, show_notices, show_table, table_download
 from viz.content import embeddings_page
 from viz.content.embeddings import hidden_state_name
 
@@ -34,8 +34,7 @@ def body(context):
             st.subheader("The cosine similarities behind the picture")
             st.caption("Each vector is centred on the mean of all tokens in its layer, as in the plot.")
             show_table(content, "similarities", index=True)
-            table, target = content.tables["similarities"], content.values["target"]
-            st.download_button("Similarities as CSV", table.to_csv().encode(), f"similarities-{target}.csv", "text/csv", on_click="ignore")
+            table_download(content, "similarities", "Similarities as CSV", f"similarities-{content.values['target']}")
 
 
 INTRO = (

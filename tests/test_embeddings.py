@@ -265,3 +265,19 @@ def test_minilm_parts_the_senses_on_the_free_syntax_sentences():
     model = load_model("minilm")
     assert bank_split(model, BANK_AFTER_VARIED) >= TARGET_RATIO
     assert bank_split(model, BANK_BEFORE_VARIED) >= TARGET_RATIO
+
+
+def test_the_similarities_download_is_the_table_under_a_safe_file_name(monkeypatch):
+    """The word followed is typed by the user: the CSV's file name keeps only a-z 0-9 . _ - (README)."""
+    import streamlit as st
+    from test_app import on_page, start
+
+    buttons = []
+    monkeypatch.setattr(st, "download_button", lambda label, data, file_name, *args, **kwargs: buttons.append((label, data, file_name)))
+    at = on_page(start({"text": "I sat by the café.\nThe café was empty.", "target": "café"}), "pages/4_Embeddings.py")
+    assert not at.error, [e.value for e in at.error]
+    (label, data, name) = next(b for b in buttons if b[0] == "Similarities as CSV")
+    table = at.dataframe[-1].value
+    assert name == "similarities-cafe.csv"
+    header, *rows = data.decode().splitlines()
+    assert header.split(",")[-len(table.columns) :] == list(table.columns) and len(rows) == len(table)

@@ -17,7 +17,7 @@ from ui.content_cache import attention_content, page_content
 from ui.figures import download_all, show_figure, start_view
 from ui.heads import open_clicked_head
 from ui.attention import open_head_box
-from ui.layout import formulas, show, show_notices, show_table
+from ui.layout import formulas, show, show_notices, show_table, table_download
 from ui.lesson_view import active_lesson, lesson_box
 from ui.style import SIDE_BY_SIDE, stylesheet
 from ui.text import md
@@ -114,4 +114,5 @@ __all__ = [
     "show_figure",
     "show_notices",
     "show_table",
+    "table_download",
 ]

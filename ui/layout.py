@@ -9,6 +9,7 @@ import streamlit as st
 from ui.figures import made_once, show_figure
 from ui.text import md
 from viz.content.page import PageContent
+from viz.export import safe_filename
 
 ICONS = {"info": "ℹ️", "warning": "✍️"}
 
@@ -31,6 +32,13 @@ def formulas(*latex: str, key: str) -> None:
 
 def show_table(content: PageContent, table_id: str, *, index: bool = False) -> None:
     st.dataframe(_arrow_of(content.tables[table_id]), hide_index=not index, width="stretch")
+
+
+def table_download(content: PageContent, table_id: str, label: str, name: str) -> None:
+    """A button that downloads one of the content's tables as CSV (with its index), named `name` reduced to
+    a safe file name (it may hold a word the user typed)."""
+    csv = content.tables[table_id].to_csv().encode()
+    st.download_button(label, csv, f"{safe_filename(name)}.csv", "text/csv", on_click="ignore")
 
 
 def _arrow_of(frame):
