@@ -76,6 +76,8 @@ def _font_px(element, inherited: float) -> float:
         return inherited
     if size.endswith("%"):
         return inherited * float(size[:-1]) / 100
+    if size.endswith("em"):  # plotly's <sup> and <sub>
+        return inherited * float(size[:-2])
     return float(re.sub(r"px$", "", size))
 
 

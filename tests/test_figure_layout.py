@@ -1,4 +1,5 @@
-"""No text of an exported figure overlaps another or leaves the canvas, in both themes, at 12 and 64 tokens.
+"""No text of an exported figure overlaps another or leaves the canvas, in both themes, at 12 and 64 tokens
+(the pages of what heads do: at 12).
 
 Each figure is rendered to SVG by the real exporter (kaleido and Chromium) and its text boxes are
 estimated from position, font size, rotation and length (see ``svg_layout``).
@@ -16,8 +17,13 @@ import viz
 
 from svg_layout import layout_problems, text_boxes
 from model import load_model
+from model.heads import corpus_summary
 from viz.content import Settings, attention_page, embeddings_page, next_token_page, positional_page, run_model, tokens_page
+from viz.content.corpus import corpus_page
+from viz.content.generate import generate_page
+from viz.content.heads import heads_page
 from viz.content.scaling import scaling_lab_page
+from viz.content.why import why_page
 from viz.export import figure_to_svg
 from viz.theme import apply_print_theme
 
@@ -97,7 +103,22 @@ def figures(request, toy):
     ):
         built.update(content.figures)
     built.update(page_level_figures(request.param))
+    if request.param == 12:  # the pages of what heads do, once: their figures do not grow with the sentence
+        built.update(heads_level_figures(settings, trace, toy))
     return built
+
+
+def heads_level_figures(settings, trace, toy) -> dict[str, dict]:
+    """The Heads, Why, Generate and Corpus pages' figures, each id under its page's name."""
+    sentences = [*trace.texts, "The river bank was muddy after the rain."] * 4
+    run = toy.generate("The cat sat on the", 8)
+    pages = {
+        "heads": heads_page(settings, trace, toy),
+        "why": why_page(settings, trace, toy),
+        "generate": generate_page(run, 3),
+        "corpus": corpus_page(corpus_summary(toy, sentences, top=20), 1, 0, (0, 1), 0, view=settings, sentences=sentences),
+    }
+    return {f"{page}/{figure_id}": figure for page, content in pages.items() for figure_id, figure in content.figures.items()}
 
 
 def page_level_figures(n: int) -> dict[str, dict]:

@@ -98,3 +98,13 @@ def nothing_to_draw(title: str, why: str) -> dict:
     """
     message = dict(name="message", text=f"Nothing to draw: {why}.", x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font=dict(size=16))
     return plain.figure([], dict(annotations=[message], title=plain.title(title), xaxis=dict(visible=False), yaxis=dict(visible=False), height=260))
+
+
+LEGEND_BELOW_AXIS_PX = 58  # from the plot's bottom edge past its tick labels and axis title
+
+
+def legend_below(plot_px: float, **more) -> dict:
+    """A horizontal legend under the x axis's title, ``plot_px`` the plot's height: hung from its top, so
+    that the rows a narrow screen or the print theme's fonts add grow down into the bottom margin, never up
+    over the axis."""
+    return dict(orientation="h", yanchor="top", y=-LEGEND_BELOW_AXIS_PX / max(plot_px, 1.0), xanchor="left", x=0.0, **more)

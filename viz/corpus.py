@@ -306,7 +306,7 @@ def statistic_grid_figure(values, *, title: str, value_title: str, zmax: float |
         text=text,
         texttemplate="%{text}" if n_heads <= 16 else None,
         textfont=dict(size=11),
-        colorbar=dict(title=dict(text=value_title), len=0.9),
+        colorbar=dict(title=dict(text=value_title, side="right"), len=0.9),  # upright: a long name stays off the ticks
         hovertemplate="layer %{y}, head %{x}<br>" + value_title + ": %{z:.4g}<extra></extra>",
         name=value_title,
     )

@@ -205,8 +205,8 @@ def cache_growth_figure(
     top = max(kib + ([b / 1024 for b in bytes_per_head_each] if bytes_per_head_each else []))
     layout = dict(
         title=plain.title(title),
-        xaxis=dict(title=plain.title("tokens in the cache"), rangemode="tozero"),
-        yaxis=dict(title=plain.title("KiB"), range=[0, top * 1.15], tickformat=",.0f"),
+        xaxis=dict(title=plain.title("tokens in the cache"), rangemode="tozero", ticklabelstandoff=4),
+        yaxis=dict(title=plain.title("KiB"), range=[0, top * 1.15], tickformat=",.0f", ticklabelstandoff=6),  # the 0s apart at the corner
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0),
         height=380,
         margin=dict(t=90),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import plain
-from ._common import as_float32, check_labels, nothing_to_draw
+from ._common import as_float32, check_labels, legend_below, nothing_to_draw
 from .heatmap import MAX_HOVER_CELLS, attention_heatmap, heatmap_trace, matrix_axes
 from .labels import position_labels, safe_label
 from .theme import MASK_COLOR, PALETTE, SEQUENTIAL
@@ -82,9 +82,9 @@ def head_grid_figure(badges: list[list[str]], hover: list[list[str]] | None = No
         title=plain.title(title),
         xaxis=dict(title=plain.title("head"), tickmode="array", tickvals=list(range(n_heads)), range=[-0.6, n_heads - 0.4], showgrid=False, zeroline=False),
         yaxis=dict(title=plain.title("layer"), tickmode="array", tickvals=list(range(n_layers)), range=[n_layers - 0.4, -0.6], showgrid=False, zeroline=False),
-        legend=dict(title=dict(text="badge"), orientation="h", y=-0.18),
-        height=int(170 + (size + 12) * n_layers),
-        margin=dict(t=60, b=110),
+        legend=legend_below((size + 12) * n_layers, title=dict(text="badge")),
+        height=int(190 + (size + 12) * n_layers),
+        margin=dict(t=60, b=130),
         clickmode="event+select",
         dragmode=False,
     )
@@ -238,7 +238,7 @@ def change_grid_figure(change, *, title: str, value_title: str) -> dict:
         title=plain.title(title),
         xaxis=dict(title=plain.title("head"), tickmode="array", tickvals=list(range(n_heads))),
         yaxis=dict(title=plain.title("layer"), tickmode="array", tickvals=list(range(n_layers)), autorange="reversed"),
-        height=int(160 + 34 * n_layers),
+        height=int(180 + max(120, 34 * n_layers)),  # a plot at least 120 px high: room for the colour bar's ticks
     )
     return plain.figure([grid], layout)
 

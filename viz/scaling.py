@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 
-from viz._common import nothing_to_draw
+from viz._common import legend_below, nothing_to_draw
 from viz import plain
 from viz.theme import PALETTE
 
 
 LABEL_STEP_PX = 20  # the marks' labels stand one above the other, this far apart
+SPREAD_PLOT_PX, SOFTMAX_PLOT_PX = 280, 240  # the plots' heights; the legend below (`legend_below`)
 
 
 def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_d_k: int | None = None, title: str) -> dict:
@@ -78,9 +79,9 @@ def dot_spread_figure(dims: list[int], spreads: list[float], *, d_k: int, model_
             tickvals=[0.5, 1, 2, 4, 8, 16, 32],
             ticktext=["0.5", "1", "2", "4", "8", "16", "32"],
         ),
-        legend=dict(orientation="h", yanchor="bottom", y=-0.35),
-        height=460 + LABEL_STEP_PX * (len(marks) - 1),
-        margin=dict(t=100 + LABEL_STEP_PX * (len(marks) - 1)),
+        legend=legend_below(SPREAD_PLOT_PX),
+        height=SPREAD_PLOT_PX + 230 + LABEL_STEP_PX * (len(marks) - 1),
+        margin=dict(t=100 + LABEL_STEP_PX * (len(marks) - 1), b=130),
     )
     return plain.figure(data, layout)
 
@@ -89,8 +90,8 @@ def softmax_row_figure(with_division: list[float], without_division: list[float]
     """The weights of one query row over its keys, with and without ÷√d_k, side by side."""
     if not with_division:
         return nothing_to_draw(title, "no keys")
-    keys = [f"key {i}" for i in range(len(with_division))]
-    hover = "%{x}: %{y:.4f}<extra></extra>"
+    keys = list(range(len(with_division)))  # the axis says "key": numbers alone stay short on a phone
+    hover = "key %{x}: %{y:.4f}<extra></extra>"
     data = [
         dict(type="bar", x=keys, y=list(with_division), name="softmax(q·k / √d_k)", marker=dict(color=PALETTE[2]), hovertemplate=hover),
         dict(type="bar", x=keys, y=list(without_division), name="softmax(q·k), no division", marker=dict(color=PALETTE[1]), hovertemplate=hover),
@@ -98,9 +99,10 @@ def softmax_row_figure(with_division: list[float], without_division: list[float]
     layout = dict(
         title=plain.title(title),
         barmode="group",
-        xaxis=dict(title=plain.title("key")),
+        xaxis=dict(title=plain.title("key"), tickmode="linear", dtick=max(1, len(keys) // 16)),
         yaxis=dict(title=plain.title("weight"), range=[0, 1.05]),
-        legend=dict(orientation="h", yanchor="bottom", y=-0.3),
-        height=420,
+        legend=legend_below(SOFTMAX_PLOT_PX),
+        height=SOFTMAX_PLOT_PX + 230,
+        margin=dict(t=100, b=130),
     )
     return plain.figure(data, layout)

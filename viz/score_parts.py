@@ -188,7 +188,7 @@ def head_shares_figure(shares, badges: list[str], *, thresholds: tuple[float, fl
         ],
         showlegend=True,
         legend=dict(orientation="h", y=-0.15, title=dict(text="badge")),
-        margin=dict(r=120),
+        margin=dict(r=170),  # the thresholds' labels beside the plot, in the print theme's font too
         height=420,
     )
     return plain.figure(data, layout)

@@ -166,6 +166,52 @@ def _at(parent: dict, *path: str) -> dict:
     return parent
 
 
+TITLE_EM_PER_CHAR = 0.55  # a generous mean width of a title's glyphs (Arial: about 0.5 em)
+
+
+def wrapped(text: str, width_px: float, font_px: float) -> str:
+    """``text`` with ``<br>`` between words wherever a line would be wider than ``width_px`` at ``font_px``.
+    A line with markup of its own (``<sup>``, ``<b>``) stays as it is."""
+    room = max(8, int(width_px / (font_px * TITLE_EM_PER_CHAR)))
+    lines = []
+    for line in text.split("<br>"):
+        if "<" in line or len(line) <= room:
+            lines.append(line)
+            continue
+        current = ""
+        for word in line.split(" "):
+            if current and len(current) + 1 + len(word) > room:
+                lines.append(current)
+                current = word
+            else:
+                current = f"{current} {word}" if current else word
+        lines.append(current)
+    return "<br>".join(lines)
+
+
+TITLE_LINE_EM = 1.3  # plotly's line height in a title
+TITLE_PAD_PX = 10
+TITLE_ASCENT_EM = 0.8  # from a line's top to its baseline
+
+
+def _wrap_title(layout: dict) -> None:
+    """The print theme's larger title in as many lines as the export's width needs, the plot moved down
+    for the lines added. A title of several lines is drawn with its first line's baseline at the title's
+    `y` (each line carries that `y`), whatever its anchor: `y` is where that baseline must be."""
+    title = layout.get("title") or {}
+    text = title.get("text")
+    if not text:
+        return
+    lines = wrapped(text, 0.88 * export_size(layout)[0], PRINT_TITLE_SIZE)
+    added = lines.count("<br>") - text.count("<br>")
+    if not added:
+        return
+    first_baseline = TITLE_PAD_PX + TITLE_ASCENT_EM * PRINT_TITLE_SIZE
+    title.update(text=lines, yref="container", yanchor="top", y=1 - first_baseline / export_size(layout)[1])
+    margin = _at(layout, "margin")
+    margin["t"] = int((margin.get("t") or DEFAULT_MARGIN["t"]) + added * TITLE_LINE_EM * PRINT_TITLE_SIZE)
+
+
 def apply_print_theme(fig: dict) -> dict:
     """A new figure dict: ``fig`` (a figure dict of ``viz.plain``, or a ``go.Figure``) restyled for
     slides and paper. ``fig`` itself is not changed: figures are shared between sessions.
@@ -191,6 +237,7 @@ def apply_print_theme(fig: dict) -> dict:
     layout["plot_bgcolor"] = MASK_COLOR if has_heatmap else "white"
     _at(layout, "font").update(size=PRINT_FONT_SIZE, color="black")
     _at(layout, "title", "font").update(size=PRINT_TITLE_SIZE)
+    _wrap_title(layout)
 
     _rethin_ticks(data, layout, PRINT_TICK_SIZE)
     axes = dict.fromkeys(["xaxis", "yaxis", *(key for key in layout if key.startswith(("xaxis", "yaxis")))])
