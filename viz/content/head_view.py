@@ -36,7 +36,7 @@ def position_shares(trace, sentence: int, layer: int, heads: list[int]) -> tuple
         return {}, f"Position share: computed up to {SHARE_TOKENS} tokens, this sentence has {n} (the Why page gives it for any length)."
     every = head_position_shares(trace, layer, sentence)
     shares = {head: every[head].position_share for head in heads}
-    stated = " · ".join(f"head {head} {'—' if math.isnan(share) else f'{share:.0%}'} {share_badge(share)}" for head, share in shares.items())
+    stated = " · ".join(f"head {head}: {'—' if math.isnan(share) else f'{share:.0%} ({share_badge(share)})'}" for head, share in shares.items())
     return shares, f"Position share: {stated} (the net lift from {share_measure(trace, layer)} over the head's whole lift, signed; {THRESHOLDS})."
 
 

@@ -280,7 +280,7 @@ function createView(parent) {
     const [a, b] = visible();
     const rowH = s.rowHeight;
     const height = (b - a) * rowH;
-    const width = Math.max(120, linesBox.clientWidth || 240);
+    const width = Math.max(80, linesBox.clientWidth || 240);
     const ratio = window.devicePixelRatio || 1;
     if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(height * ratio)) {
       canvas.width = Math.round(width * ratio);  // resizing a canvas reallocates it: only when needed
