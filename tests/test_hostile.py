@@ -129,3 +129,17 @@ def _models(tokenizer):
     if tokenizer not in _cache:
         _cache[tokenizer] = load_model("toy-random", tokenizer=tokenizer)
     return _cache[tokenizer]
+
+
+def test_a_sink_that_is_a_space_is_named_where_the_page_quotes_it():
+    """The sink toggle's label quotes its tokens: a space token reads "(space)", never empty quotes."""
+    from viz.content import Settings, attention_page, run_model
+    from viz.labels import spaces_named
+
+    assert (spaces_named(" "), spaces_named("   "), spaces_named(" the"), spaces_named("")) == ("(space)", "(3 spaces)", " the", "")
+    view = Settings(text="你好世界 😀 hello")
+    trace = run_model(load_model("toy"), view.sentences, view.display)
+    assert attention_page(view, trace, overview=False).values["sinks"] == ["(space)"]
+    at = on_page(start({"text": "你好世界 😀 hello"}), "pages/3_Attention.py")
+    labels = [t.label.replace("\\", "") for t in at.toggle if t.label.startswith("Also hide")]  # markdown, escaped
+    assert labels == ["Also hide “(space)” and renormalise"]

@@ -46,6 +46,12 @@ def _escape_char(ch: str, visible_spaces: bool) -> str:
     return ch
 
 
+def spaces_named(text: str) -> str:
+    """``text``, or its name when it is nothing but plain spaces ("(space)", "(3 spaces)"): for prose
+    that quotes a token."""
+    return _spaces_name(text) if text and text.strip(" ") == "" else text
+
+
 def _spaces_name(text: str) -> str:
     """A label for a token made only of plain spaces: "(space)", "(3 spaces)"."""
     return "(space)" if len(text) == 1 else f"({len(text)} spaces)"

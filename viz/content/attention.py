@@ -16,7 +16,7 @@ from viz.content.head_view import head_view_section
 from viz.content.page import PageContent
 from viz.focus import FOCUS_TOKENS, OVERVIEW_CELLS, focus_figure, focus_range, renormalised_figure, renormalised_without
 from viz.heatmap import MAX_MARKED_SIDE, attention_heatmap, block_edges, block_weights, weight_scale
-from viz.labels import safe_label
+from viz.labels import safe_label, spaces_named
 from viz.overview import heads_overview_and_table
 from viz.stages import row_entropy, row_stats_figure, stage_titles, stages_figure, stages_panel_px
 from viz.theme import MASK_MARK_COLOR
@@ -544,7 +544,7 @@ def layer_part(settings, trace, stages: _Stages) -> PageContent:
     labels = sentence_labels(trace, b)
     centre = focus_centre(settings, labels)
     content.values.update(d_k=trace.d_head, layer=layer, labels=labels, n_tokens=len(trace.tokens[b]), focus=centre)
-    content.values["sinks"] = [labels[p] for p in sink_positions(trace, b)]
+    content.values["sinks"] = [spaces_named(labels[p]) for p in sink_positions(trace, b)]  # quoted in the page's text
     if drawn_in_browser(trace, layer, len(labels)) and trace.n_heads * len(labels) ** 2 <= AHEAD_HEAD_CELLS:
         for head in range(trace.n_heads):
             content.values[f"placeholder-stages-L{layer}-H{head}"] = head_in_browser(trace, b, layer, head, stages.get())
