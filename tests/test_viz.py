@@ -780,6 +780,10 @@ def test_tokens_figure():
     assert viz.export.figure_to_csv(fig) == (
         "position,token,id,kind\n0,<|endoftext|>,50256,special\n1,Hello,15496,normal\n2, wor,476,subword\n3,ld,335,subword\n"
     )
+    # a box is as many data units wide as its text has characters: on a narrow screen the chart keeps the
+    # width that gives a unit a character of its 15 px monospace text (0.6 em), and scrolls inside its box
+    low, high = fig["layout"]["xaxis"]["range"]
+    assert fig["layout"]["meta"]["min_width"] - 20 >= (high - low) * 0.6 * 15
 
 
 def test_tokens_figure_rejects_unknown_kind():

@@ -31,6 +31,7 @@ KINDS = {
 
 ROW_HEIGHT = 2.4  # data units between the centres of two rows of boxes
 BOX_PADDING = 1.0  # data units added to the text width of a box
+MONO_PX_PER_CHAR = 9.2  # a character of the boxes' 15 px monospace font: a data unit needs this many pixels
 GAP = 0.4  # data units between two boxes
 
 
@@ -139,10 +140,11 @@ def tokens_figure(
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0),
         margin=dict(l=10, r=10, t=80, b=10),
         meta=dict(
+            min_width=int((max(right, row_width) + 1) * MONO_PX_PER_CHAR) + 20,  # narrower, the text would leave its box: scroll instead
             table=dict(
                 columns=["position", "token", "id", column],
                 rows=[[i, str(r.get("text", "")), r.get("id"), r["kind"]] for i, r in enumerate(rows)],
-            )
+            ),
         ),
     )
     return plain.figure(data, layout)
