@@ -21,6 +21,8 @@ def next_token_figure(tokens: list[str], probabilities: list[float], *, title: s
         orientation="h",
         text=[f"{p:.1%}" for p in probabilities],
         textposition="outside",
+        constraintext="none",  # the labels keep their size on a narrow screen, drawn past the axis's end if need be
+        cliponaxis=False,
         marker=dict(color=[float(p) for p in probabilities], colorscale=plain.colorscale(SEQUENTIAL), cmin=0, cmax=1),
         hovertemplate="%{customdata}: %{x:.4f}<extra></extra>",
         customdata=labels,
@@ -31,6 +33,7 @@ def next_token_figure(tokens: list[str], probabilities: list[float], *, title: s
         xaxis=dict(title=plain.title("probability"), range=[0, 1.08]),
         yaxis=dict(title=plain.title("next token"), tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed"),
         height=max(300, 60 + 28 * len(labels)),
+        margin=dict(r=70),  # room for "95.0%" beyond a bar that reaches the axis's end
     )
     return plain.figure([bars], layout)
 

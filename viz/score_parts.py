@@ -75,7 +75,9 @@ def parts_bar_figure(names: list[str], values, score: float, *, title: str) -> g
         y=labels,
         marker=dict(color=colours),
         text=[f"{v:+.3g}" for v in bars],
-        textposition="auto",
+        textposition="outside",  # beside each bar at the page's font size, dark on white (inside, plotly shrank them)
+        constraintext="none",
+        cliponaxis=False,
         hovertemplate="%{y}: %{x:.4g}<extra></extra>",
     )
     layout = dict(
