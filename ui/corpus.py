@@ -24,7 +24,7 @@ TOP = 100  # examples kept per head: five pages of twenty
 OWN_TEXT = "corpus_own_text"  # session state: the pasted text (too long for a link)
 UPLOAD = "corpus_upload"  # session state: the uploaded .txt file
 OPEN = "corpus_open_example"  # session state: the Attention page's view of the example just clicked
-SOURCE_LABELS = {"classroom": "classroom sentences", "held-out": "held-out sentences", "own text": "my own text"}
+SOURCE_LABELS = {"classroom": "classroom", "held-out": "held out", "own text": "my own text"}  # short: the three fit a phone
 
 
 def corpus_controls(context: PageContext) -> None:
@@ -32,12 +32,12 @@ def corpus_controls(context: PageContext) -> None:
     model = context.model
     row = st.container(horizontal=True, vertical_alignment="bottom", gap="medium")
     row.segmented_control(
-        "Corpus",
+        "Corpus of sentences",
         CORPUS_SOURCES,
         key=key("corpus"),
         required=True,
         format_func=SOURCE_LABELS.__getitem__,
-        help="classroom: the first 500 sentences the toy models learned from; held-out: sentences they never saw; "
+        help="classroom: the first 500 sentences the toy models learned from; held out: sentences they never saw; "
         "my own text: paste or upload one (kept in this browser session, not in the link).",
     )
     heads = [""] + [f"{layer}.{head}" for layer in range(model.n_layers) for head in range(model.n_heads)]
