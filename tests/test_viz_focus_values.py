@@ -84,3 +84,20 @@ def test_output_step_concatenates_the_heads_and_outlines_the_chosen_ones():
     np.testing.assert_allclose(np.asarray(fig["data"][2]["z"]), concatenated @ w_o, rtol=1e-4, atol=1e-5)
     assert list(fig["layout"]["xaxis"]["ticktext"]) == ["H0", "H1", "H2"]
     assert [(s["x0"], s["x1"]) for s in fig["layout"]["shapes"] if s["xref"] == "x"] == [(1.5, 3.5)]
+
+
+def test_side_by_side_panels_keep_their_width_on_a_phone_and_scroll_in_their_box():
+    """Three panels in a phone's 358 px overlapped their labels: these charts keep 720 px (meta.min_width,
+    read by ui/components/chart) and scroll sideways inside their box, as the stages do."""
+    from viz.heads import value_norm_figure
+    from viz.score_parts import part_maps_figure
+
+    rng = np.random.default_rng(3)
+    pattern, v = causal_pattern(4), rng.normal(size=(4, 2))
+    figures = [
+        viz.value_step_figure(pattern, v, pattern @ v, list("abcd"), title="t"),
+        viz.output_step_figure(rng.normal(size=(2, 4, 2)), rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), list("abcd"), heads=[0], title="t"),
+        value_norm_figure(pattern, pattern * 2, list("abcd"), title="t"),
+        part_maps_figure([("token·token", pattern), ("token·position", pattern)], list("abcd"), list("abcd"), title="t"),
+    ]
+    assert [fig["layout"]["meta"]["min_width"] for fig in figures] == [720] * 4

@@ -108,3 +108,13 @@ def legend_below(plot_px: float, **more) -> dict:
     that the rows a narrow screen or the print theme's fonts add grow down into the bottom margin, never up
     over the axis."""
     return dict(orientation="h", yanchor="top", y=-LEGEND_BELOW_AXIS_PX / max(plot_px, 1.0), xanchor="left", x=0.0, **more)
+
+
+PANELS_MIN_WIDTH = 720  # side-by-side heatmap panels drawn narrower than this on a phone lose their labels
+
+
+def keeps_width(layout: dict, px: int = PANELS_MIN_WIDTH) -> dict:
+    """``layout``, whose chart keeps at least ``px`` of width on a narrower screen and scrolls inside its box
+    there (ui/components/chart: ``meta.min_width``), as the Attention page's stages do."""
+    layout.setdefault("meta", {})["min_width"] = px
+    return layout

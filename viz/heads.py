@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import plain
-from ._common import as_float32, check_labels, legend_below, nothing_to_draw
+from ._common import as_float32, check_labels, keeps_width, legend_below, nothing_to_draw
 from .heatmap import MAX_HOVER_CELLS, attention_heatmap, heatmap_trace, matrix_axes
 from .labels import position_labels, safe_label
 from .theme import MASK_COLOR, PALETTE, SEQUENTIAL
@@ -170,7 +170,7 @@ def value_norm_figure(pattern, weighted, tokens: list[str], *, title: str, maske
         layout["xaxis" if col == 1 else f"xaxis{col}"].update(xaxis)
         layout["yaxis" if col == 1 else f"yaxis{col}"].update(yaxis)
     layout.update(title=plain.title(title), plot_bgcolor=MASK_COLOR, height=520)
-    return plain.figure(data, layout)
+    return plain.figure(data, keeps_width(layout))
 
 
 def key_totals_figure(weight_totals, norm_totals, tokens: list[str], *, title: str) -> dict:

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz import plain
-from viz._common import apply_mask, as_float32, finite_range, nothing_to_draw
+from viz._common import apply_mask, as_float32, finite_range, keeps_width, nothing_to_draw
 from viz.heatmap import heatmap_trace, matrix_axes
 from viz.labels import position_labels, safe_label
 from viz.theme import DIVERGING, PALETTE
@@ -52,7 +52,7 @@ def part_maps_figure(panels: list[tuple[str, object]], query_labels, key_labels,
         coloraxis=dict(colorscale=plain.colorscale(DIVERGING), cmin=low, cmax=high, cmid=0.0, colorbar=dict(title=dict(text="part of q·k"))),
         height=max(420, 330 * rows + 120),
     )
-    return plain.figure(data, layout)
+    return plain.figure(data, keeps_width(layout))
 
 
 def _axis_key(ref: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import plain
-from ._common import as_float32, check_labels, finite_range, nothing_to_draw
+from ._common import as_float32, check_labels, finite_range, keeps_width, nothing_to_draw
 from .heatmap import MAX_HOVER_CELLS, heatmap_trace, weight_scale
 from .labels import position_labels, tick_axis, ticks_for
 from .theme import DIVERGING, MASK_COLOR, SEQUENTIAL
@@ -129,7 +129,7 @@ def value_step_figure(
         ),
         coloraxis2=dict(colorscale=plain.colorscale(SEQUENTIAL), cmin=w_low, cmax=w_high, showscale=False),
     )
-    return plain.figure(data, layout)
+    return plain.figure(data, keeps_width(layout))
 
 
 def output_step_figure(
@@ -232,4 +232,4 @@ def output_step_figure(
     )
     if shapes:
         layout["shapes"] = shapes
-    return plain.figure(data, layout)
+    return plain.figure(data, keeps_width(layout))
