@@ -88,8 +88,12 @@ def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, brows
                 assert len(titles) == 5 and (screen == "tablet" or sum(t["lines"] > 1 for t in titles) >= 4), (screen, titles)
             if label == "Attention":  # the stages keep the width their labels need, scrolling inside their box
                 stages = page.locator(".av-chart").filter(has=page.locator(".js-plotly-plot")).first
-                box = stages.evaluate("b => ({inner: b.scrollWidth, outer: b.clientWidth, plot: b.querySelector('.js-plotly-plot').offsetWidth})")
+                box = stages.evaluate(
+                    "b => ({inner: b.scrollWidth, outer: b.clientWidth, plot: b.querySelector('.js-plotly-plot').offsetWidth,"
+                    " hint: getComputedStyle(b, '::before').content})"
+                )
                 assert box["plot"] >= 900 and box["inner"] > box["outer"] and box["outer"] <= width, (screen, box)
+                assert box["hint"] == '"Swipe sideways for the whole figure →"', (screen, box)  # says it scrolls
                 # the two softmax patterns of "Why divide by √d_k?": halves on a tablet, one under the other on a phone
                 pair = page.locator(".st-key-av_side_by_side .js-plotly-plot").evaluate_all("gds => gds.map((gd) => gd.getBoundingClientRect().toJSON())")
                 assert len(pair) == 2, pair

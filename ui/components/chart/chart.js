@@ -312,6 +312,7 @@ function createView(parent) {
           // a figure that needs its width to be read (layout.meta.min_width: the stages' panels) keeps it on a
           // narrow screen, and its box scrolls sideways (chart.css)
           gd.style.minWidth = layout.meta && layout.meta.min_width ? `${layout.meta.min_width}px` : "";
+          box.classList.toggle("av-chart-scrolls", Boolean(layout.meta && layout.meta.min_width > box.clientWidth)); // says so (chart.css)
           if (data.width !== "content") {
             delete layout.width;
             layout.autosize = true;
