@@ -25,7 +25,7 @@ WHAT = {
     "pages/12_Corpus.py": "one head over hundreds of sentences or your own text: its strongest weights, how often each badge holds; every head at once.",
 }
 for path, label, icon in PAGES[1:]:
-    left, right = st.columns([1, 4], vertical_alignment="center")
+    left, right = st.columns([2, 5], vertical_alignment="center")  # the longest name whole on a tablet
     left.page_link(path, label=label, icon=icon)
     right.markdown(WHAT[path])
 trace = context.trace

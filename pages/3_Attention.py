@@ -50,7 +50,7 @@ def body(context):
             for scaled in ("scaled", "unscaled"):
                 show(content, f"softmax-{scaled}-L{s.layer}-H{head}")
         show(content, f"row-stats-L{s.layer}-H{head}")
-        st.page_link("pages/8_Scaling_lab.py", label="What would happen with d_k = 512? Try any d_k in the scaling lab", icon=":material/science:")
+        st.page_link("pages/8_Scaling_lab.py", label="What if d_k = 512? Try it in the scaling lab", icon=":material/science:")
 
         st.markdown(
             "### After the softmax: the values\n\n"

@@ -30,6 +30,6 @@ with guarded():
         f"Largest weight of the row: {v['largest_with']:.2f} with the division, {v['largest_without']:.2f} without; "
         f"entropy {v['entropy_with']:.2f} and {v['entropy_without']:.2f} bits (uniform over 8 keys: {v['uniform_entropy']:.0f} bits)."
     )
-    st.page_link("pages/3_Attention.py", label="Back to the model's own attention: scaled and unscaled side by side", icon=":material/grid_on:")
+    st.page_link("pages/3_Attention.py", label="Back to the model's own attention", icon=":material/grid_on:")
 
 download_all("scaling-lab")

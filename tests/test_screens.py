@@ -17,6 +17,9 @@ LAYOUT = """() => {
   return {
     scroll: document.documentElement.scrollWidth, width: window.innerWidth,
     mainScroll: area.scrollWidth, mainWidth: area.clientWidth,  // the main area scrolls by itself, not the document
+    // links to pages whose label is cut short with an ellipsis
+    cutLinks: [...area.querySelectorAll('[data-testid=stPageLink] *')].filter((e) => e.scrollWidth > e.clientWidth + 1
+      && getComputedStyle(e).textOverflow === 'ellipsis').map((e) => e.textContent),
     sidebar: box ? Math.max(0, Math.min(box.right, window.innerWidth) - Math.max(box.left, 0)) : 0,
     mainLeft: main.left, title: document.querySelector('h1').getBoundingClientRect().left,
     // the formulas reaching past the window's right edge (a wide formula is cut, not scrolled to)
@@ -72,6 +75,7 @@ def test_the_sidebar_starts_collapsed_and_no_page_scrolls_sideways(server, brows
             assert seen["sidebar"] <= 1, (screen, label, seen)  # collapsed: no strip of it over the page
             assert seen["scroll"] <= seen["width"] + 1, (screen, label, seen)  # no sideways scroll
             assert seen["mainScroll"] <= seen["mainWidth"] + 1, (screen, label, seen)  # not of the main area either
+            assert seen["cutLinks"] == [], (screen, label, seen["cutLinks"])  # a link's whole label shows
             assert 0 <= seen["title"] < width / 4, (screen, label, seen)  # the page starts at the left edge
             assert seen["formulas"] == [], (screen, label, seen)  # a row of formulas wraps (ui.layout.formulas)
             formulas_seen += seen["nFormulas"]
