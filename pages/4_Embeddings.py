@@ -32,7 +32,7 @@ def body(context):
                 show_table(content, "sense-layers")
         if "similarities" in content.tables:
             st.subheader("The cosine similarities behind the picture")
-            st.caption("Each vector is centred on the mean of all tokens in its layer, as in the plot.")
+            st.caption("Each vector is centred on the mean of all tokens in its layer, as in the plot. None: a vector beside itself.")
             show_table(content, "similarities", index=True)
             table_download(content, "similarities", "Similarities as CSV", f"similarities-{content.values['target']}")
 

@@ -281,3 +281,5 @@ def test_the_similarities_download_is_the_table_under_a_safe_file_name(monkeypat
     assert name == "similarities-cafe.csv"
     header, *rows = data.decode().splitlines()
     assert header.split(",")[-len(table.columns) :] == list(table.columns) and len(rows) == len(table)
+    # the empty cells (shown as "None") are the vectors beside themselves, and the caption says so
+    assert table.isna().sum().sum() > 0 and any("None: a vector beside itself" in c.value for c in at.caption)
