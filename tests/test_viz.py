@@ -884,3 +884,20 @@ def test_viz_imports_neither_streamlit_nor_torch():
                 continue
             for name in names:
                 assert name.split(".")[0] not in {"streamlit", "torch"}, f"{path.name} imports {name}"
+
+
+def test_the_stages_grid_is_exported_at_the_width_of_its_square_panels():
+    """Two columns of square panels: exported at 1280 px wide they stood apart with a gap the width of a
+    panel; the figure's export width is that of its panels, in both themes."""
+    from viz.stages import GRID_X, GRID_Y
+    from viz.theme import DEFAULT_MARGIN, apply_print_theme
+
+    n = 12
+    stages = {key: np.random.default_rng(0).normal(size=(n, n)) for key in ("scores_raw", "scores_scaled", "scores_masked", "pattern")}
+    fig = viz.stages_figure(stages, list("abcdefghijkl"), list("abcdefghijkl"), masked=None, title="t")
+    for shown in (fig, apply_print_theme(fig)):
+        layout = shown["layout"]
+        margin = DEFAULT_MARGIN | layout["margin"]
+        across = (layout["width"] - margin["l"] - margin["r"]) * (GRID_X[0][1] - GRID_X[0][0])
+        down = (layout["height"] - margin["t"] - margin["b"]) * (GRID_Y[0][1] - GRID_Y[0][0])
+        assert 0.97 * down <= across <= down + 45, (across, down)  # each column about as wide as its square

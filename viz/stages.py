@@ -37,6 +37,7 @@ GRID_X = ((0.0, 0.44), (0.52, 0.96))
 GRID_Y = ((0.56, 1.0), (0.0, 0.44))
 GRID_TOP, GRID_BOTTOM = 110, 100  # the margins for the titles above and the upright key labels below
 GRID_HEIGHT = round(GRID_PANEL_PX / (GRID_Y[0][1] - GRID_Y[0][0])) + GRID_TOP + GRID_BOTTOM
+GRID_WIDTH = round((GRID_HEIGHT - GRID_TOP - GRID_BOTTOM) * (GRID_Y[0][1] - GRID_Y[0][0]) / (GRID_X[0][1] - GRID_X[0][0])) + 80 + 90
 
 
 def stages_panel_px(n_tokens: int) -> int:
@@ -189,7 +190,8 @@ def stages_figure(
     else:  # each bar beside its row: the masked panel, bottom left, reads the score bar above it
         score_bar = dict(x=GRID_X[1][1] + 0.01, y=sum(GRID_Y[0]) / 2, len=GRID_Y[0][1] - GRID_Y[0][0], **bar)
         weight_bar = dict(x=GRID_X[1][1] + 0.01, y=sum(GRID_Y[1]) / 2, len=GRID_Y[1][1] - GRID_Y[1][0], **bar)
-        size = dict(height=GRID_HEIGHT, margin=dict(r=90, t=GRID_TOP, b=GRID_BOTTOM))
+        # exported at the width of its two square columns (on screen the chart takes its box's width)
+        size = dict(height=GRID_HEIGHT, width=GRID_WIDTH, margin=dict(r=90, t=GRID_TOP, b=GRID_BOTTOM))
     layout.update(
         title=plain.title(title),
         plot_bgcolor=MASK_COLOR,

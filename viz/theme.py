@@ -220,7 +220,7 @@ def apply_print_theme(fig: dict) -> dict:
     scales: any sequential scale becomes Viridis, any diverging one (a set
     midpoint or a named diverging scale) reversed RdBu. Heatmap figures keep
     their grey plot background, because that grey is what marks masked
-    cells. A fixed figure height grows by 30 % to make room for the fonts.
+    cells. A fixed figure height (and width) grows by 30 % to make room for the fonts.
 
     The copy is restyled as plotly JSON (see ``viz.plain``): setting each font through plotly's
     validated objects took 30–60 ms a figure, paid by every new view in the print theme.
@@ -231,6 +231,8 @@ def apply_print_theme(fig: dict) -> dict:
     data, layout = themed["data"], themed["layout"]
     if layout.get("height"):
         layout["height"] = int(layout["height"] * PRINT_HEIGHT_FACTOR)
+        if layout.get("width"):  # a fixed width too, keeping the figure's shape (square panels stay as large)
+            layout["width"] = int(layout["width"] * PRINT_HEIGHT_FACTOR)
     has_heatmap = any(trace["type"] == "heatmap" for trace in data)
 
     layout["paper_bgcolor"] = "white"
