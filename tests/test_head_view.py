@@ -186,16 +186,3 @@ def test_the_views_own_export_buttons_make_a_file_on_a_click_and_the_next_data_c
 
     head_view(view, pinned=4, pair=None, on_pin=lambda i: None, on_pair=lambda q, k: None, key="hv_test")
     assert "exports" not in sent[-1]["data"]  # no downloads asked for (presentation mode): no buttons
-
-
-def test_the_head_view_states_each_head_s_position_share_with_its_badge():
-    from viz.content import Settings, run_model
-    from viz.content.head_view import position_shares
-
-    model = load_model("toy")
-    settings = Settings(text="The cat sat on the mat.")
-    shares, note = position_shares(run_model(model, settings.sentences, settings.display), 0, 0, [0, 1])
-    for head, share in shares.items():
-        badge = "positional" if share >= 0.67 else "content" if share <= 0.33 else "mixed"
-        assert f"head {head}: {share:.0%} ({badge})" in note, note
-    assert note.startswith("Position share: head 0: ") and " · head 1: " in note

@@ -59,7 +59,7 @@ def test_the_head_view_states_each_drawn_heads_share_in_its_note_and_legend():
     note = component_data(content.values["head_view"])["note"]  # what the component draws under the heads
     for head in (0, 1):
         share = shares[head].position_share
-        assert f"head {head} {share:.0%} {expected_badge(share)}" in note
+        assert f"head {head}: {share:.0%} ({expected_badge(share)})" in note
     assert "positional at 67% or more, content at 33% or less" in note and note.endswith(content.notices_for("head-view")[0].text)
     legend = [t["name"] for t in content.figures["head-view-L0"]["data"] if t.get("legendgroup", "").startswith("head ") and t.get("showlegend", True)]
     assert legend == [f"head {h}: {shares[h].position_share:.0%} {expected_badge(shares[h].position_share)}" for h in (0, 1)]
