@@ -90,6 +90,7 @@ def test_side_by_side_panels_keep_their_width_on_a_phone_and_scroll_in_their_box
     """Three panels in a phone's 358 px overlapped their labels: these charts keep 720 px (meta.min_width,
     read by ui/components/chart) and scroll sideways inside their box, as the stages do."""
     from viz.heads import value_norm_figure
+    from viz.positional import input_composition_figure
     from viz.score_parts import part_maps_figure
 
     rng = np.random.default_rng(3)
@@ -99,5 +100,6 @@ def test_side_by_side_panels_keep_their_width_on_a_phone_and_scroll_in_their_box
         viz.output_step_figure(rng.normal(size=(2, 4, 2)), rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), list("abcd"), heads=[0], title="t"),
         value_norm_figure(pattern, pattern * 2, list("abcd"), title="t"),
         part_maps_figure([("token·token", pattern), ("token·position", pattern)], list("abcd"), list("abcd"), title="t"),
+        input_composition_figure(rng.normal(size=(4, 8)), rng.normal(size=(4, 8)), list("abcd")),
     ]
-    assert [fig["layout"]["meta"]["min_width"] for fig in figures] == [720] * 4
+    assert [fig["layout"]["meta"]["min_width"] for fig in figures] == [720] * 5

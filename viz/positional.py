@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import plain
-from ._common import as_float32, check_labels, finite_range, labels_meta, nothing_to_draw
+from ._common import as_float32, check_labels, finite_range, keeps_width, labels_meta, nothing_to_draw
 from .labels import position_labels, safe_label, tick_axis
 from .theme import DIVERGING, PALETTE
 
@@ -222,4 +222,4 @@ def token_panel_row(panels, token_labels: list[str], *, coloraxes: list[str], ti
         layout[f"xaxis{suffix}"].update(title=plain.title("dimension"), showgrid=False, zeroline=False)
     layout["yaxis"]["title"] = plain.title("token")
     layout["title"] = plain.title(title)
-    return data, layout
+    return data, keeps_width(layout)  # side-by-side panels: scroll on a phone rather than squeeze
