@@ -901,3 +901,16 @@ def test_the_stages_grid_is_exported_at_the_width_of_its_square_panels():
         across = (layout["width"] - margin["l"] - margin["r"]) * (GRID_X[0][1] - GRID_X[0][0])
         down = (layout["height"] - margin["t"] - margin["b"]) * (GRID_Y[0][1] - GRID_Y[0][0])
         assert 0.97 * down <= across <= down + 45, (across, down)  # each column about as wide as its square
+
+
+def test_the_score_parts_bars_leave_room_for_their_values_on_both_sides():
+    """The values are written beyond each bar's end (not shrunk inside it): the axis reaches past the
+    longest bar on each side by a third of the span, so a label stays clear of the tick labels."""
+    from viz.score_parts import parts_bar_figure
+
+    fig = parts_bar_figure(["token·token", "position·token"], [-7.95, 12.9], 4.95, title="t")
+    low, high = fig["layout"]["xaxis"]["range"]
+    assert low <= -7.95 - 0.3 * 20.85 and high >= 12.9 + 0.3 * 20.85
+    bars = fig["data"][0]
+    assert (bars["textposition"], bars["constraintext"], bars["cliponaxis"]) == ("outside", "none", False)
+    assert parts_bar_figure(["a"], [2.0], 2.0, title="t")["layout"]["xaxis"]["range"][0] == 0  # nothing below 0: no room there

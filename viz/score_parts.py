@@ -82,12 +82,23 @@ def parts_bar_figure(names: list[str], values, score: float, *, title: str) -> g
     )
     layout = dict(
         title=plain.title(title),
-        xaxis=dict(title=plain.title("contribution to the raw score q·k"), zeroline=True),
+        xaxis=dict(title=plain.title("contribution to the raw score q·k"), zeroline=True, range=_with_room_for_labels(bars)),
         yaxis=dict(autorange="reversed", automargin=True),
         height=max(320, 26 * len(labels) + 140),
         showlegend=False,
     )
     return plain.figure([trace], layout)
+
+
+LABEL_ROOM = 0.35  # of the bars' span, beyond the longest bar on each side that has one: its value's label
+
+
+def _with_room_for_labels(values: list[float]) -> list[float]:
+    """An axis range from the bars' extremes (and 0) with room for the value written beyond each end, so
+    that a label neither leaves the plot nor runs over the axis's tick labels on a narrow screen."""
+    low, high = min(0.0, *values), max(0.0, *values)
+    span = (high - low) or 1.0
+    return [low - LABEL_ROOM * span if low < 0 else low, high + LABEL_ROOM * span if high > 0 else high]
 
 
 def pair_bar_figure(thetas, contributions, *, n_fast: int, title: str) -> go.Figure:
