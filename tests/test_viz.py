@@ -887,7 +887,7 @@ def test_viz_imports_neither_streamlit_nor_torch():
 
 
 def test_the_stages_grid_is_exported_at_the_width_of_its_square_panels():
-    """Two columns of square panels: exported at 1280 px wide they stood apart with a gap the width of a
+    """Two columns of square panels: exported at 1280 px wide they would stand apart with a gap the width of a
     panel; the figure's export width is that of its panels, in both themes."""
     from viz.stages import GRID_X, GRID_Y
     from viz.theme import DEFAULT_MARGIN, apply_print_theme

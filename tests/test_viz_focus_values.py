@@ -87,7 +87,7 @@ def test_output_step_concatenates_the_heads_and_outlines_the_chosen_ones():
 
 
 def test_side_by_side_panels_keep_their_width_on_a_phone_and_scroll_in_their_box():
-    """Three panels in a phone's 358 px overlapped their labels: these charts keep 720 px (meta.min_width,
+    """Three panels in a phone's 358 px would overlap their labels: these charts keep 720 px (meta.min_width,
     read by ui/components/chart) and scroll sideways inside their box, as the stages do."""
     from viz.heads import value_norm_figure
     from viz.positional import input_composition_figure

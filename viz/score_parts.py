@@ -75,7 +75,7 @@ def parts_bar_figure(names: list[str], values, score: float, *, title: str) -> g
         y=labels,
         marker=dict(color=colours),
         text=[f"{v:+.3g}" for v in bars],
-        textposition="outside",  # beside each bar at the page's font size, dark on white (inside, plotly shrank them)
+        textposition="outside",  # beside each bar at the page's font size, dark on white (plotly shrinks text inside a bar)
         constraintext="none",
         cliponaxis=False,
         hovertemplate="%{y}: %{x:.4g}<extra></extra>",
