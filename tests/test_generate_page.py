@@ -93,7 +93,7 @@ def test_smollm2_writes_paris_and_the_page_shows_its_grouped_heads(smollm2):
 
     cached_model.cache.get(("smollm2", ""), lambda: smollm2)  # the session's loaded model, not a second load
     run = smollm2.generate("The capital of France is", 3)
-    at = open_page({"model": "smollm2", "gen_n": "3"})
+    at = open_page({"model": "smollm2", "gen_n": "3", "prompt": "The capital of France is"})
     assert run.text.startswith(" Paris")
     assert chart_titled(at, ["Step 1 of 3: “ Paris” written at position 5 (greedy)"])
     np.testing.assert_allclose(query_row(at), run.steps[0].pattern[0].numpy(), rtol=1e-5, atol=1e-6)

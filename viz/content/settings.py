@@ -89,7 +89,7 @@ class Settings:
     position: int = -1  # next-token page: the token after which the model predicts (-1 = the last)
     lab_d_k: int = 512  # scaling lab: the size of one head for the random q and k
     presenting: bool = False  # presentation mode: large fonts, no sidebar, one figure per screen
-    prompt: str = "The capital of France is"  # generate page: the text the model continues
+    prompt: str = "The man sat by the river"  # generate page: the text the model continues (the toy knows rivers, not capitals)
     new_tokens: int = 16  # generate page: how many tokens to write (at most MAX_NEW_TOKENS)
     sample: bool = False  # generate page: draw each token (at `sampling_temperature`) rather than take the most likely
     sample_top_k: int = 0  # generate page: draw only from the k most likely tokens (0 = no cut)
