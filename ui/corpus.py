@@ -16,7 +16,7 @@ from model.own_text import MAX_CHARS
 from ui.shared_cache import SharedCache
 from ui.text import md
 from ui.view import SETTINGS, PageContext, apply_settings, cached_model, key
-from viz.content.corpus import NAMES, PAGE_SIZE, corpus_page, corpus_texts, example_view, examples_csv, examples_range, head_name, statistics_csv
+from viz.content.corpus import NAMES, corpus_page, corpus_texts, example_pages, example_view, examples_csv, examples_range, head_name, statistics_csv
 from viz.content.page import PageContent
 from viz.content.settings import CORPUS_SOURCES, CORPUS_STATISTICS, SESSION_MODEL, Settings, to_query
 
@@ -142,8 +142,7 @@ def corpus_content(settings: Settings, result: CorpusSummary, other: tuple[int, 
     """The Corpus page's content for the head chosen, on the page of its strongest weights the settings ask
     for (moved back inside the pages there are)."""
     layer, head = settings.layer, settings.heads[0]
-    pages = max(1, -(-len(result.top_examples(layer, head)) // PAGE_SIZE))
-    page = shown_page(settings, pages)
+    page = shown_page(settings, example_pages(len(result.top_examples(layer, head))))
     return corpus_page(result, layer, head, other, page, statistic=settings.corpus_statistic, view=settings, sentences=sentences)
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import plain
-from ._common import apply_mask, as_float32, check_labels, finite_range, nothing_to_draw
+from ._common import apply_mask, as_float32, check_labels, finite_range, keeps_width, nothing_to_draw
 from .heatmap import MAX_HOVER_CELLS, heatmap_trace, mask_marks, matrix_axes, weight_scale
 from .labels import position_labels, tick_axis, ticks_for
-from .theme import DIVERGING, MASK_COLOR, PALETTE, SEQUENTIAL
+from .theme import DEFAULT_MARGIN, DIVERGING, MASK_COLOR, PALETTE, SEQUENTIAL
 
 STAGE_TITLES = {
     "scores_raw": "raw Q·Kᵀ",
@@ -37,7 +37,9 @@ GRID_X = ((0.0, 0.44), (0.52, 0.96))
 GRID_Y = ((0.56, 1.0), (0.0, 0.44))
 GRID_TOP, GRID_BOTTOM = 110, 100  # the margins for the titles above and the upright key labels below
 GRID_HEIGHT = round(GRID_PANEL_PX / (GRID_Y[0][1] - GRID_Y[0][0])) + GRID_TOP + GRID_BOTTOM
-GRID_WIDTH = round((GRID_HEIGHT - GRID_TOP - GRID_BOTTOM) * (GRID_Y[0][1] - GRID_Y[0][0]) / (GRID_X[0][1] - GRID_X[0][0])) + 80 + 90
+GRID_RIGHT = 90  # the margin of the colour bars
+GRID_SQUARE_PX = (GRID_HEIGHT - GRID_TOP - GRID_BOTTOM) * (GRID_Y[0][1] - GRID_Y[0][0])  # a panel's side
+GRID_WIDTH = round(GRID_SQUARE_PX / (GRID_X[0][1] - GRID_X[0][0])) + DEFAULT_MARGIN["l"] + GRID_RIGHT  # columns as wide as their squares
 
 
 def stages_panel_px(n_tokens: int) -> int:
@@ -191,11 +193,10 @@ def stages_figure(
         score_bar = dict(x=GRID_X[1][1] + 0.01, y=sum(GRID_Y[0]) / 2, len=GRID_Y[0][1] - GRID_Y[0][0], **bar)
         weight_bar = dict(x=GRID_X[1][1] + 0.01, y=sum(GRID_Y[1]) / 2, len=GRID_Y[1][1] - GRID_Y[1][0], **bar)
         # exported at the width of its two square columns (on screen the chart takes its box's width)
-        size = dict(height=GRID_HEIGHT, width=GRID_WIDTH, margin=dict(r=90, t=GRID_TOP, b=GRID_BOTTOM))
+        size = dict(height=GRID_HEIGHT, width=GRID_WIDTH, margin=dict(r=GRID_RIGHT, t=GRID_TOP, b=GRID_BOTTOM))
     layout.update(
         title=plain.title(title),
         plot_bgcolor=MASK_COLOR,
-        meta=dict(min_width=STAGES_MIN_WIDTH),
         **size,
         coloraxis=dict(
             colorscale=plain.colorscale(DIVERGING),
@@ -213,7 +214,7 @@ def stages_figure(
     )
     if images:
         layout["images"] = images
-    return plain.figure(data, layout)
+    return plain.figure(data, keeps_width(layout, STAGES_MIN_WIDTH))
 
 
 def row_entropy(pattern) -> np.ndarray:

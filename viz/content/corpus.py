@@ -110,6 +110,11 @@ def _corpus_words(summary: CorpusSummary) -> str:
 # --- tables and CSV -----------------------------------------------------------------------------------
 
 
+def example_pages(examples: int, page_size: int = PAGE_SIZE) -> int:
+    """How many pages `examples` examples fill (at least one, empty)."""
+    return max(1, -(-examples // page_size))
+
+
 def example_rows(summary: CorpusSummary, layer: int, head: int) -> list[dict]:
     """The head's top examples, strongest first, with their tokens and the sentence around them."""
     rows = []
@@ -212,7 +217,7 @@ def examples_section(
     browser session, which a link cannot carry)."""
     content = PageContent()
     rows = example_rows(summary, layer, head)
-    pages = max(1, -(-len(rows) // page_size))
+    pages = example_pages(len(rows), page_size)
     page = min(max(page, 0), pages - 1)
     shown = rows[page * page_size : (page + 1) * page_size]
     first = page * page_size + 1
