@@ -8,7 +8,9 @@ for the page to settle (bench.browser: no running script and no long task for 1.
 the browser main thread's time per rerun (CDP `Performance.getMetrics`) and the time to settled, and what
 one more element of that kind adds: (time with `--count` elements − time with none) / `--count`. A page of
 the app re-renders all its elements on every toggle (the Attention page 60 at 16 tokens); this is what
-that costs in Streamlit's own frontend, without the app's charts.
+that costs in Streamlit's own frontend, without the app's charts. Two kinds compare ways to list the
+pages: "page_link", the app's way (a link element per page in the sidebar), and "navigation", the same
+number of pages in Streamlit's own navigation (`st.navigation`), whose menu is not an element of the run.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 
 from bench.browser import Server, _input_time, _wait_settled, browser_busy, monitored_page
 
-KINDS = ("markdown", "toggle", "pills", "select_slider", "multiselect", "selectbox")  # as bench/floor_app.py draws them
+KINDS = ("markdown", "toggle", "pills", "select_slider", "multiselect", "selectbox", "page_link", "navigation")  # as bench/floor_app.py draws them
 
 
 def flips(page, url: str, toggles: int) -> tuple[float, float, int]:

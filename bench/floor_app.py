@@ -19,12 +19,24 @@ def element(kind: str, i: int, on: bool) -> None:
         side.multiselect(f"Choices {i}", list(range(40)), key=f"multiselect{i}")
     elif kind == "selectbox":
         side.selectbox(f"Choice {i}", list(range(10)), key=f"selectbox{i}")
+    elif kind == "page_link":  # as the app's own list of pages in the sidebar
+        side.page_link(f"https://example.org/page{i}", label=f"Page {i}", icon=":material/home:")
     else:
         raise ValueError(f"unknown kind {kind!r}")
 
 
 kind, k = st.query_params.get("kind", "markdown"), int(st.query_params.get("k", "0"))
-on = st.sidebar.toggle("Flip", key="flip")
-for i in range(k):
-    element(kind, i, on)
-st.markdown("on" if on else "off")
+
+
+def flip_page() -> None:
+    on = st.sidebar.toggle("Flip", key="flip")
+    for i in range(k if kind != "navigation" else 0):
+        element(kind, i, on)
+    st.markdown("on" if on else "off")
+
+
+if kind == "navigation":  # the same number of pages in Streamlit's own navigation, not as elements
+    others = [st.Page(lambda: None, title=f"Page {i}", url_path=f"page{i}", icon=":material/home:") for i in range(k)]
+    st.navigation([st.Page(flip_page, title="Flip", default=True), *others]).run()
+else:
+    flip_page()
