@@ -306,7 +306,7 @@ EVERYDAY = [
     "\" {quote} \" , said {s} .",
     "{s} told {s2} a story about a {adj} king and a {adj} queen .",
     "the {body} of the {animal} was {colour} .",
-    "{s} hurt an {body_part} while playing {game} .",
+    "{s} hurt a {body_part} while playing {game} .",
     "{s} washed the {body_parts} before {meal} .",
     "how many {things} do you have ?",
     "why is the sky blue ?",
@@ -496,9 +496,17 @@ def _fill(template: str, rng: random.Random) -> str:
     return out
 
 
+VOWELS = frozenset("aeiou")  # every word of the corpus after "a" that starts with one is said with a vowel
+# words the templates write in lower case that a person writes with a capital (the tokenizers lowercase
+# every text, so the models read the same tokens either way)
+PROPER = {word: word.capitalize() for word in [*SLOTS["day"], "french", "i"]}
+
+
 def _capitalised(sentence: str) -> str:
-    """Written as a person would: capital first letter, "I" upper case, no space before punctuation."""
-    words = [w if w != "i" else "I" for w in sentence.split()]
+    """Written as a person would: capital first letter, "I", days and languages with a capital, "an" before
+    a vowel, no space before punctuation."""
+    words = [PROPER.get(w, w) for w in sentence.split()]
+    words = ["an" if w == "a" and following[:1] in VOWELS else w for w, following in zip(words, [*words[1:], ""])]
     text = " ".join(words)
     for mark in (",", ".", "?", "!", ";", ":", ")"):
         text = text.replace(" " + mark, mark)

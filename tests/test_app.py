@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT, toy_tokens
+from model import load_model
 from model.train import CHECKPOINT
 from apptest_helpers import chart_titled, charts, heatmaps
 
@@ -236,7 +237,10 @@ def test_next_token_page_lists_probabilities_that_follow_the_temperature():
     warm = decode(bars["x"])
     assert len(warm) == 10 and np.all(np.diff(warm) <= 1e-7) and warm.sum() <= 1 + 1e-6
     table = at.dataframe[0].value
-    assert table["token"].iloc[0].strip() in ("to", "for", "with")  # a money continuation
+    own = load_model("toy").trace("the woman needed coins and stood at the bank").last_logits[0].softmax(dim=-1)
+    top = own.topk(10)
+    assert table["id"].tolist() == top.indices.tolist()  # the model's own ten likeliest, in order
+    np.testing.assert_allclose(table["probability"], top.values.numpy(), atol=1e-4)  # as shown, to 4 places
     at.select_slider(key="w_sampling_temperature").set_value(0.3).run()
     cold = decode(next(t for t in charts(at)[0]["data"] if t["type"] == "bar")["x"])
     assert cold[0] > warm[0]  # a lower temperature sharpens the distribution
