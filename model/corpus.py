@@ -497,8 +497,8 @@ def _fill(template: str, rng: random.Random) -> str:
 
 
 VOWELS = frozenset("aeiou")  # every word of the corpus after "a" that starts with one is said with a vowel
-# words the templates write in lower case that a person writes with a capital (the tokenizers lowercase
-# every text, so the models read the same tokens either way)
+# words the templates write in lower case that a person writes with a capital (the toy models' tokenizers,
+# BPE and word-level, lowercase every text: the models read the same tokens either way)
 PROPER = {word: word.capitalize() for word in [*SLOTS["day"], "french", "i"]}
 
 

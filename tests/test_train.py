@@ -60,7 +60,7 @@ def test_the_corpus_says_an_before_a_vowel_and_writes_days_with_a_capital():
 
 
 def test_capitals_do_not_change_what_the_models_read():
-    """The tokenizers lowercase every text, so the days' capitals leave the tokens as they were."""
+    """The toy models' tokenizers lowercase every text, so the days' capitals leave the tokens as they were."""
     bpe = get_tokenizer("bpe")
     assert [t.id for t in bpe.encode("It will rain on Saturday.")] == [t.id for t in bpe.encode("it will rain on saturday.")]
 
@@ -168,7 +168,7 @@ def test_shipped_model_predicts_a_continuation_of_the_right_sense():
         elif not mass[own] > 2 * mass[other]:
             weak.append(trace.texts[sentence])
     # measured: the own sense's endings are the likelier in 7 of 8. The eighth, a money sentence, ends the
-    # sentence first (" ." 0.24): its money endings have 0.033 of the mass, the river's 0.040
+    # sentence first ("." 0.24): its money endings have 0.033 of the mass, the river's 0.040
     assert wrong == ["the woman needed coins and stood at the bank"]
     # twice as likely in 6 of the 7 (measured: the corpus's free frames put other words after "bank" too,
     # so in the money sentences the money endings have 0.05 to 0.09 of the mass and the river's 0.03 to
