@@ -1,7 +1,7 @@
 import streamlit as st
 
 from ui import ATTENTION, FIGURES, SENTENCE, guarded, key, md, page, page_content, show, show_notices, show_table
-from viz.content import next_token_page
+from viz.content import last_word, next_token_page
 from viz.content.settings import temperature_options
 
 
@@ -10,12 +10,12 @@ def body(context):
         trace = context.trace
         if trace.logits is not None or trace.last_logits is not None:
             tokens = [t.text for t in trace.tokens[context.settings.sentence]]
-            last = len(tokens) - 1
+            word = last_word(trace.tokens[context.settings.sentence])
             st.selectbox(
                 "Predict after the token at position",
-                [-1, *range(last)],
+                [-1, *range(len(tokens))],
                 key=key("position"),
-                format_func=lambda p: f"{last}: {tokens[last]} (the last)" if p == -1 else f"{p}: {tokens[p]}",
+                format_func=lambda p: f"{word}: {tokens[word]} (the last word)" if p == -1 else f"{p}: {tokens[p]}",
             )
             left, right = st.columns(2)
             options = temperature_options(context.settings.sampling_temperature)

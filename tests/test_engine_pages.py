@@ -65,8 +65,27 @@ def test_next_token_at_a_chosen_position_equals_the_models_logits(models):
     row = content.figures["last-token-attention"]["data"][0]["z"]
     stages = trace.stages(0).pattern[0, 0, 2, : len(trace.tokens[0])].numpy()
     np.testing.assert_allclose(np.asarray(row, dtype=np.float32)[0], stages, atol=1e-6)
-    last = next_token_page(replace(settings, position=-1), trace, model)
-    assert last.values["position"] == len(trace.tokens[0]) - 1
+    last = next_token_page(replace(settings, position=-1), trace, model)  # the default: the last word, "bank"
+    assert last.values["position"] == len(trace.tokens[0]) - 2 and trace.tokens[0][-2].text.strip() == "bank"
+    assert trace.tokens[0][-1].text == "."
+
+
+def test_the_default_prediction_is_after_the_last_word(models):
+    """After a sentence's closing "." a model that learned from one sentence at a time, as the toy did,
+    predicts "." again (0.71 after "…on a river bank."): the page's default is after the last word, and a
+    BERT's is that word, not [SEP]; a sentence without a closing mark keeps its last token."""
+    toy = load_model("toy")
+    settings = Settings(text="Write a poem about a man fishing on a river bank.\nThe man went to the bank", model="toy")
+    trace = run_model(toy, settings.sentences, settings.display)
+    for sentence, (text, n) in enumerate(zip(trace.texts, map(len, trace.tokens))):
+        content = next_token_page(replace(settings, sentence=sentence), trace, toy)
+        assert content.values["token"].strip() == "bank" and content.values["position"] == (n - 2 if text.endswith(".") else n - 1)
+    after_the_stop = next_token_page(replace(settings, position=len(trace.tokens[0]) - 1), trace, toy).tables["predictions"]
+    assert after_the_stop["token"].iloc[0] == "."
+    bert = models("bert-mlm")
+    trace = run_model(bert, ["the man sat on the river bank ."], settings.display)
+    content = next_token_page(replace(settings, sentence=0), trace, bert)
+    assert [t.text for t in trace.tokens[0]][-1] == "[SEP]" and content.values["token"] == "bank"
 
 
 def test_masked_word_head_and_no_head(models):

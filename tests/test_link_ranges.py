@@ -31,8 +31,9 @@ def test_a_next_token_position_beyond_the_sentence_falls_back_with_a_notice(toy)
     settings, notices, trace = resolved({"text": TEXT, "pos": "999999"}, toy)
     n = len(trace.tokens[0])
     assert settings.position == -1
-    assert notices == [f"Position 999999 is beyond the sentence ({n} tokens, from 0); predicting after its last token."]
-    assert next_token_page(settings, trace, toy).values["position"] == n - 1
+    assert notices == [f"Position 999999 is beyond the sentence ({n} tokens, from 0); predicting after its last word."]
+    mat = [t.text for t in trace.tokens[0]].index(" mat")  # the last word: " ", "." follow it
+    assert next_token_page(settings, trace, toy).values["position"] == mat == n - 3
 
 
 @pytest.mark.parametrize("position", ["-1", "0", "3"])
@@ -42,6 +43,7 @@ def test_a_position_inside_the_sentence_is_kept_without_a_notice(toy, position):
 
 
 def test_the_last_position_named_is_the_last_position_without_a_notice(toy):
+    """The closing " ." can still be chosen: the default is the last word, the list holds every token."""
     _, _, trace = resolved({"text": TEXT}, toy)
     settings, notices, trace = resolved({"text": TEXT, "pos": str(len(trace.tokens[0]) - 1)}, toy)
     assert notices == [] and next_token_page(settings, trace, toy).values["position"] == len(trace.tokens[0]) - 1

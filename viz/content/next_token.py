@@ -1,4 +1,4 @@
-"""The Next token page: final LayerNorm → logits → softmax(logits / T), and what the last token attended to."""
+"""The Next token page: final LayerNorm → logits → softmax(logits / T), and what the chosen token attended to."""
 
 from __future__ import annotations
 
@@ -12,10 +12,18 @@ from viz.labels import safe_label
 from viz.prediction import last_row_figure, next_token_figure
 
 
+def last_word(tokens) -> int:
+    """The position of a sentence's last word: its last token that is not a special token ([SEP], </s>) and
+    holds a letter or a digit, or its last token when none does. The page predicts there by default: a
+    model that learned from one sentence at a time, as the toys did, never saw what follows a closing "."."""
+    words = [p for p, token in enumerate(tokens) if token.kind != "special" and any(c.isalnum() for c in token.text)]
+    return words[-1] if words else len(tokens) - 1
+
+
 def prediction_position(settings, trace) -> int:
-    """The position the page predicts at: the setting, or the sentence's last token (-1 or out of range)."""
-    n = len(trace.tokens[settings.sentence])
-    return settings.position if 0 <= settings.position < n else n - 1
+    """The position the page predicts at: the setting, or the sentence's last word (-1 or out of range)."""
+    tokens = trace.tokens[settings.sentence]
+    return settings.position if 0 <= settings.position < len(tokens) else last_word(tokens)
 
 
 def next_token_page(settings, trace, model) -> PageContent:

@@ -86,7 +86,7 @@ class Settings:
     sinks: bool = False  # attention page: also show each pattern with the first token, [CLS] and [SEP] hidden, rows renormalised
     focus: int = -1  # attention page, long inputs: the token the focus window is centred on (-1 = the middle)
     ablate: tuple[tuple[int, int], ...] = ()  # (layer, head) pairs whose output is zeroed in the run
-    position: int = -1  # next-token page: the token after which the model predicts (-1 = the last)
+    position: int = -1  # next-token page: the token after which the model predicts (-1 = the last word)
     lab_d_k: int = 512  # scaling lab: the size of one head for the random q and k
     presenting: bool = False  # presentation mode: large fonts, no sidebar, one figure per screen
     prompt: str = "The man sat by the river"  # generate page: the text the model continues (the toy knows rivers, not capitals)
@@ -499,9 +499,9 @@ def clamp_to_model(
     if pinned != settings.pinned or cell != settings.cell:
         notices.append("The pinned token or the worked example's cell was beyond the input; it was cleared.")
     n_tokens = sentence_lengths[sentence] if sentence_lengths else n_pos
-    position = settings.position if -1 <= settings.position < n_tokens - 1 else -1  # -1: the last token
-    if not -1 <= settings.position < n_tokens:  # (the last position itself is -1 by another name: no notice)
-        notices.append(f"Position {settings.position} is beyond the sentence ({n_tokens} tokens, from 0); predicting after its last token.")
+    position = settings.position if -1 <= settings.position < n_tokens else -1  # -1: the last word
+    if position != settings.position:
+        notices.append(f"Position {settings.position} is beyond the sentence ({n_tokens} tokens, from 0); predicting after its last word.")
     focus = settings.focus if -1 <= settings.focus < n_pos else n_pos - 1
     if focus != settings.focus:
         notices.append(f"The focus token {settings.focus} is beyond the input ({n_pos} positions); the focus window is around the last, {focus}.")
