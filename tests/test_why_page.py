@@ -38,7 +38,8 @@ def test_the_parts_of_the_default_pair_sum_to_the_models_raw_score():
 
     trace = load_model("toy").trace([TEXT])
     at = open_page({"text": TEXT, "heads": "2"})
-    query = len(trace.tokens[0]) - 1
+    query = len(trace.tokens[0]) - 2  # the last word, " tired", not the closing "."
+    assert trace.tokens[0][query].text == " tired" and trace.tokens[0][-1].text == "."
     key = int(trace.pattern(0, 0)[2, query].argmax())
     assert at.select_slider(key="why_query_slider").value == query and at.select_slider(key="why_key_slider").value == key
     parts, total = bar_of_pair(at)
@@ -82,9 +83,9 @@ def test_bad_link_values_fall_back_with_a_notice():
     at = open_page({"text": TEXT, "why_group": "planets", "why_k": "x", "why_q": "40"}, notices)
     shown = " ".join(notices).replace("\\", "")  # markdown escapes
     assert "“why_group” ('planets') is not valid" in shown and "“why_k” ('x') is not valid" in shown
-    assert any("The pair (40, -1) is beyond this sentence" in i.value.replace("\\", "") for i in at.info)
+    assert any("The pair (40, -1) is beyond this sentence" in i.value.replace("\\", "") and "the last word" in i.value for i in at.info)
     assert "why_q" not in at.query_params
-    assert at.select_slider(key="why_query_slider").value == len(at.select_slider(key="why_query_slider").options) - 1
+    assert at.select_slider(key="why_query_slider").value == len(at.select_slider(key="why_query_slider").options) - 2  # " tired", before "."
 
 
 def test_with_every_key_hidden_each_head_is_a_captioned_gap_in_the_shares_chart():

@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui.content_cache import page_content
 from ui.view import SETTINGS, PageContext, key
-from viz.content.common import sentence_labels
+from viz.content.common import last_word, sentence_labels
 from viz.content.page import PageContent
 from viz.content.settings import WHY_GROUPS, Settings, to_query
 from viz.content.why import why_page
@@ -27,7 +27,7 @@ def why_view(settings: Settings, trace, model=None) -> PageContent:
     """`why_page` of the view: the pair and the grouping from the settings (-1: the page's default pair)."""
     pair = None
     if settings.why_query >= 0 or settings.why_key >= 0:
-        query = settings.why_query if settings.why_query >= 0 else len(trace.tokens[settings.sentence]) - 1
+        query = settings.why_query if settings.why_query >= 0 else last_word(trace.tokens[settings.sentence])
         if settings.why_key >= 0:
             pair = (query, settings.why_key)
         else:
@@ -45,7 +45,7 @@ def pair_in_sentence(context: PageContext) -> Settings:
         return settings
     st.info(
         f"The pair ({settings.why_query}, {settings.why_key}) is beyond this sentence ({n} tokens, from 0); "
-        "showing the last token and the key it gives the most weight.",
+        "showing the last word and the key it gives the most weight.",
         icon="ℹ️",
     )
     moved = replace(settings, why_query=-1, why_key=-1)

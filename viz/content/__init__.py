@@ -12,7 +12,8 @@ files, and `python -m bench` times it. Nothing here imports streamlit.
 from viz.content.attention import attention_page
 from viz.content.embeddings import embeddings_page
 from viz.content.generate import generate_page
-from viz.content.next_token import last_word, next_token_page
+from viz.content.common import last_word
+from viz.content.next_token import next_token_page
 from viz.content.page import Notice, PageContent
 from viz.content.positional import positional_page
 from viz.content.settings import AttentionDisplay, Settings, run_model

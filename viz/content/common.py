@@ -98,3 +98,11 @@ def fit(matrices: dict[str, np.ndarray], labels: list[str], hidden: np.ndarray, 
     }
     block_hidden = np.isnan(downsample(np.where(hidden, np.nan, 1.0), limit))
     return reduced, [f"{labels[i]}…" for i in starts], block_hidden, int(np.ceil(n / limit))
+
+
+def last_word(tokens) -> int:
+    """The position of a sentence's last word: its last token that is not a special token ([SEP], </s>) and
+    holds a letter or a digit, or its last token when none does. The Next token and Why pages start there: a
+    model that learned from one sentence at a time, as the toys did, never saw what follows a closing "."."""
+    words = [p for p, token in enumerate(tokens) if token.kind != "special" and any(c.isalnum() for c in token.text)]
+    return words[-1] if words else len(tokens) - 1

@@ -5,19 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from viz.content.common import sentence_labels
+from viz.content.common import last_word, sentence_labels
 from viz.content import figure_tables as tables
 from viz.content.page import PageContent
 from viz.labels import safe_label
 from viz.prediction import last_row_figure, next_token_figure
-
-
-def last_word(tokens) -> int:
-    """The position of a sentence's last word: its last token that is not a special token ([SEP], </s>) and
-    holds a letter or a digit, or its last token when none does. The page predicts there by default: a
-    model that learned from one sentence at a time, as the toys did, never saw what follows a closing "."."""
-    words = [p for p, token in enumerate(tokens) if token.kind != "special" and any(c.isalnum() for c in token.text)]
-    return words[-1] if words else len(tokens) - 1
 
 
 def prediction_position(settings, trace) -> int:

@@ -100,7 +100,7 @@ class Settings:
     compare: str = ""  # corpus page: a second head beside the sidebar's, as "layer.head" ("" = none)
     examples_page: int = 0  # corpus page: the page of strongest examples shown (0 = the strongest 20)
     corpus_statistic: str = "previous"  # corpus page: the number drawn for every head at once (one of STATISTICS)
-    why_query: int = -1  # why page: the query of the pair whose score is split (-1 = the sentence's last token)
+    why_query: int = -1  # why page: the query of the pair whose score is split (-1 = the sentence's last word)
     why_key: int = -1  # why page: its key (-1 = the key that query gives the most weight)
     why_group: str = "kind"  # why page: earlier layers as attention and MLP ("kind"), per layer, or per head
 

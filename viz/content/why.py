@@ -27,7 +27,7 @@ from model.score_parts import (
     split_name,
 )
 from viz._common import DECORATION_META
-from viz.content.common import fit, sentence_labels
+from viz.content.common import fit, last_word, sentence_labels
 from viz.content import figure_tables as tables
 from viz.content.page import PageContent
 from viz.labels import safe_label
@@ -114,8 +114,9 @@ def shares_figure(shares: list[float], layer: int, measure: str) -> dict:
 
 
 def default_pair(trace, layer: int, head: int, sentence: int) -> tuple[int, int]:
-    """The sentence's last token as the query, and the key it gives the most weight."""
-    query = len(trace.tokens[sentence]) - 1
+    """The sentence's last word as the query (`last_word`: not a closing "." or [SEP]), and the key it gives
+    the most weight."""
+    query = last_word(trace.tokens[sentence])
     key = int(trace.pattern(layer, sentence)[head, query].argmax())
     return query, key
 
