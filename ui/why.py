@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui.content_cache import page_content
 from ui.view import SETTINGS, PageContext, key
-from viz.content.common import last_word, sentence_labels
+from viz.content.common import sentence_labels
 from viz.content.page import PageContent
 from viz.content.settings import WHY_GROUPS, Settings, to_query
 from viz.content.why import why_page
@@ -24,16 +24,8 @@ QUERY_SLIDER, KEY_SLIDER = "why_query_slider", "why_key_slider"
 
 
 def why_view(settings: Settings, trace, model=None) -> PageContent:
-    """`why_page` of the view: the pair and the grouping from the settings (-1: the page's default pair)."""
-    pair = None
-    if settings.why_query >= 0 or settings.why_key >= 0:
-        query = settings.why_query if settings.why_query >= 0 else last_word(trace.tokens[settings.sentence])
-        if settings.why_key >= 0:
-            pair = (query, settings.why_key)
-        else:
-            head = settings.heads[0] if settings.heads else 0
-            pair = (query, int(trace.pattern(settings.layer, settings.sentence)[head, query].argmax()))
-    return why_page(settings, trace, model, pair=pair, group=settings.why_group)
+    """`why_page` of the view: the pair (-1: the page's default) and the grouping from the settings."""
+    return why_page(settings, trace, model, group=settings.why_group)
 
 
 def pair_in_sentence(context: PageContext) -> Settings:

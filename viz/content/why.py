@@ -113,11 +113,11 @@ def shares_figure(shares: list[float], layer: int, measure: str) -> dict:
     return figure
 
 
-def default_pair(trace, layer: int, head: int, sentence: int) -> tuple[int, int]:
-    """The sentence's last word as the query (`last_word`: not a closing "." or [SEP]), and the key it gives
-    the most weight."""
-    query = last_word(trace.tokens[sentence])
-    key = int(trace.pattern(layer, sentence)[head, query].argmax())
+def default_pair(trace, layer: int, head: int, sentence: int, query: int = -1, key: int = -1) -> tuple[int, int]:
+    """(query, key), each -1 filled in: the query with the sentence's last word (`last_word`: not a closing
+    "." or [SEP]), the key with the one the query gives the most weight."""
+    query = query if query >= 0 else last_word(trace.tokens[sentence])
+    key = key if key >= 0 else int(trace.pattern(layer, sentence)[head, query].argmax())
     return query, key
 
 
@@ -191,7 +191,7 @@ def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, g
     at the pair), `shares`, `badges`.
 
     The layer, head (the first of `settings.heads`) and sentence come from `settings`; `pair` is the
-    (query, key) of the bar (default: the last token and the key it gives the most weight); `group` how
+    (query, key) of the bar (default: `settings.why_query` and `why_key`, -1 filled in by `default_pair`); `group` how
     finely earlier layers are split ("layer", "head" or "kind"; default "kind" beyond the first layer).
     """
     content = PageContent()
@@ -207,7 +207,7 @@ def why_page(settings, trace, model=None, pair: tuple[int, int] | None = None, g
         )
         return content
     group = group or ("layer" if layer == 0 else "kind")
-    query, key = pair if pair is not None else default_pair(trace, layer, head, sentence)
+    query, key = pair if pair is not None else default_pair(trace, layer, head, sentence, settings.why_query, settings.why_key)
     if not (0 <= query < n and 0 <= key < n):
         raise IndexError(f"(query, key) = ({query}, {key}) out of range 0…{n - 1}")
 
